@@ -1,0 +1,226 @@
+"""The ``iterflow`` command line: ``run``, ``cluster start|status|stop``, ``generate``, ``model``.
+
+User-facing progress is printed here and only here. Bad input ends with one
+``iterflow: error: ...`` line and exit status 2; a Spark failure with one line and status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+from typing import Any, Sequence
+
+from iterflow.errors import ClusterError, InputError, IterflowError
+
+EXIT_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+        self.exit(EXIT_INPUT, f"iterflow: error: {message}\n")
+
+
+def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=2, help="embedded cluster: number of workers")
+    p.add_argument("--cores-per-worker", type=int, default=1)
+    p.add_argument("--memory", default="2g", help="memory per worker, e.g. 2g")
+    p.add_argument("--cpu-share", type=float, default=None,
+                   help="cap each worker at this many cores (cgroup v1 cpu quota) to emulate small nodes")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="iterflow", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run an iterative program superstep by superstep")
+    run.add_argument("algorithm", choices=["pagerank", "wcc", "kmeans"])
+    run.add_argument("--input", required=True)
+    run.add_argument("--format", choices=None, help="graphalytics|edgelist (graphs), csv|parquet (points)")
+    d = run.add_mutually_exclusive_group()
+    d.add_argument("--directed", dest="directed", action="store_true", default=None)
+    d.add_argument("--undirected", dest="directed", action="store_false")
+    run.add_argument("--iterations", type=int)
+    run.add_argument("--tol", type=float)
+    run.add_argument("--k", type=int)
+    run.add_argument("--init-centers")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--master", help="spark://, yarn or k8s:// URL (default: embedded cluster)")
+    _add_cluster_args(run)
+    run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="Spark setting, passed through unchanged (repeatable)")
+    run.add_argument("--policy", default="static")
+    run.add_argument("--checkpoint-interval", type=int, default=10,
+                     help="reliable checkpoint every k supersteps (lineage is cut every superstep)")
+    run.add_argument("--output", required=True)
+    run.add_argument("--stats", help="write the per-superstep table as CSV")
+    run.set_defaults(func=cmd_run)
+
+    cluster = sub.add_parser("cluster", help="the embedded standalone cluster")
+    csub = cluster.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    start = csub.add_parser("start")
+    _add_cluster_args(start)
+    start.set_defaults(func=cmd_cluster_start)
+    status = csub.add_parser("status")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_cluster_status)
+    csub.add_parser("stop").set_defaults(func=cmd_cluster_stop)
+
+    gen = sub.add_parser("generate", help="synthetic inputs")
+    gsub = gen.add_subparsers(dest="kind", required=True, parser_class=_Parser)
+    rmat = gsub.add_parser("rmat", help="R-MAT edge list (a=0.57)")
+    rmat.add_argument("--scale", type=int, required=True)
+    rmat.add_argument("--edges", type=int, required=True)
+    rmat.add_argument("--a", type=float, default=0.57)
+    rmat.add_argument("--seed", type=int, default=0)
+    rmat.add_argument("--out", required=True)
+    rmat.set_defaults(func=cmd_generate)
+    pts = gsub.add_parser("points", help="Gaussian blobs as CSV")
+    pts.add_argument("--n", type=int, required=True)
+    pts.add_argument("--k", type=int, required=True)
+    pts.add_argument("--dim", type=int, default=2)
+    pts.add_argument("--seed", type=int, default=0)
+    pts.add_argument("--out", required=True)
+    pts.set_defaults(func=cmd_generate)
+
+    try:
+        from iterflow import model_cli
+    except ImportError:  # pragma: no cover - model module not present
+        model_cli = None
+    if model_cli is not None:
+        model = sub.add_parser("model", help="the learned resource model")
+        model_cli.add_parser(model.add_subparsers(dest="action", required=True, parser_class=_Parser))
+    return parser
+
+
+def _progress(record: dict[str, Any]) -> None:
+    delta = record.get("delta")
+    print(f"superstep {record['superstep']:>4}  {record['wall_seconds']:7.2f}s  "
+          f"executors {record['executors']}  cores {record['cores']}"
+          + (f"  delta {delta:.6g}" if delta is not None else "")
+          + f"  decision {record.get('decision', 'same')}", file=sys.stderr, flush=True)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from iterflow.runner import JobSpec, run_job
+    from iterflow.session import parse_conf
+
+    spec = JobSpec(
+        algorithm=args.algorithm, input=args.input, output=args.output, format=args.format,
+        directed=args.directed, iterations=args.iterations, tol=args.tol, k=args.k,
+        init_centers=args.init_centers, seed=args.seed, master=args.master, workers=args.workers,
+        cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share,
+        conf=parse_conf(args.conf), stats=args.stats, policy=args.policy,
+        checkpoint_interval=args.checkpoint_interval,
+    )
+    result = run_job(spec, on_superstep=_progress,
+                     on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True))
+    total = result.supersteps["wall_seconds"].sum()
+    print(f"iterflow: {spec.algorithm} finished: {result.iterations} supersteps in {total:.2f}s "
+          f"({'converged' if result.converged else 'iteration limit'}); output {spec.output}",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_cluster_start(args: argparse.Namespace) -> int:
+    from iterflow.cluster import LocalCluster, load_detached
+
+    if load_detached() is not None:
+        raise ClusterError("a cluster is already running; `iterflow cluster stop` first")
+    cluster = LocalCluster(args.workers, args.cores_per_worker, args.memory, args.cpu_share).start()
+    info = cluster.detach()
+    print(f"master {info.master_url}  ui {info.ui_url}  workers {info.workers} x "
+          f"{info.cores_per_worker} cores, {info.memory}" + (f"; {info.cpu_share_note}" if info.cpu_share_note else ""))
+    return 0
+
+
+def cmd_cluster_status(args: argparse.Namespace) -> int:
+    from iterflow.cluster import fetch_master_json, load_detached
+
+    info = load_detached()
+    if info is None:
+        print(json.dumps({"running": False}) if args.json else "no cluster running")
+        return 1
+    doc = fetch_master_json(info.ui_url)
+    summary = {
+        "running": True, "master": info.master_url, "ui": info.ui_url,
+        "workers": [{"id": w["id"], "state": w["state"], "cores": w["cores"], "memory_mb": w["memory"],
+                     "cores_used": w["coresused"]} for w in doc.get("workers", [])],
+        "cores": doc.get("cores"), "memory_mb": doc.get("memory"),
+        "applications": [{"id": a["id"], "name": a["name"], "cores": a["cores"], "state": a["state"]}
+                         for a in doc.get("activeapps", [])],
+        "cpu_share": info.cpu_share, "cpu_share_note": info.cpu_share_note,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"master {info.master_url}  ui {info.ui_url}  cores {summary['cores']}  memory {summary['memory_mb']} MB")
+        for w in summary["workers"]:
+            print(f"  worker {w['id']}  {w['state']}  cores {w['cores_used']}/{w['cores']}  memory {w['memory_mb']} MB")
+        for a in summary["applications"]:
+            print(f"  app {a['id']}  {a['name']}  cores {a['cores']}  {a['state']}")
+        if info.cpu_share_note:
+            print(f"  {info.cpu_share_note}")
+    return 0
+
+
+def cmd_cluster_stop(args: argparse.Namespace) -> int:
+    from iterflow.cluster import ClusterInfo, state_file, stop_detached
+
+    path = state_file()
+    if not path.exists():
+        print("no cluster running")
+        return 0
+    stop_detached(ClusterInfo(**json.loads(path.read_text())))
+    path.unlink()
+    print("cluster stopped")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from iterflow import generate
+
+    if args.kind == "rmat":
+        if not 1 <= args.scale <= 40 or args.edges < 1:
+            raise InputError("--scale must be in 1..40 and --edges >= 1")
+        path = generate.write_rmat(args.out, args.scale, args.edges, args.seed, args.a)
+    else:
+        if args.n < 1 or args.k < 1 or args.dim < 1:
+            raise InputError("--n, --k and --dim must be >= 1")
+        path = generate.write_points(args.out, args.n, args.k, args.dim, args.seed)
+    print(path)
+    return 0
+
+
+def _raise_on_sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # unwinds through `with LocalCluster`, which stops everything
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"iterflow: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except IterflowError as exc:
+        print(f"iterflow: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("iterflow: interrupted; cluster and session stopped", file=sys.stderr)
+        return 130
+    except Exception as exc:  # Spark/py4j failures: one readable line, not a Java stack trace
+        from iterflow.sparkerrors import describe
+
+        message, status = describe(exc)
+        print(f"iterflow: error: {message}", file=sys.stderr)
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

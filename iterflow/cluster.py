@@ -1,0 +1,281 @@
+"""An embedded Spark standalone cluster on 127.0.0.1, and the cluster-side view of a run.
+
+:class:`LocalCluster` starts one master and N workers with ``bin/spark-class`` from the
+pyspark package (pip's pyspark has no ``sbin/start-*.sh``), each worker with its own ports
+and work dir, and stops all of it (executors included: they live in the worker's process
+group) on exit, on error and on Ctrl-C. An optional CPU share per worker caps each worker
+with a cgroup v1 cpu quota so one box can emulate N small nodes.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iterflow.cpushare import CpuShare
+from iterflow.errors import ClusterError
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = "127.0.0.1"
+
+
+def spark_home() -> Path:
+    """SPARK_HOME of the pinned pyspark (its ``bin/spark-class`` launches master and workers)."""
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def free_port() -> int:
+    """A currently free TCP port on the loopback interface."""
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def state_file() -> Path:
+    """Where ``iterflow cluster start`` records the cluster it left running."""
+    home = Path(os.environ.get("ITERFLOW_HOME", Path.home() / ".iterflow"))
+    return home / "cluster.json"
+
+
+def fetch_master_json(ui_url: str, timeout: float = 2.0) -> dict[str, Any]:
+    """The master's own status document (``/json/``): workers, cores, memory, applications."""
+    with urllib.request.urlopen(f"{ui_url}/json/", timeout=timeout) as resp:
+        return json.load(resp)
+
+
+@dataclass
+class ClusterInfo:
+    """What is needed to find, use and stop a running LocalCluster (serialized by ``cluster start``)."""
+
+    master_url: str
+    ui_url: str
+    base_dir: str
+    workers: int
+    cores_per_worker: int
+    memory: str
+    cpu_share: float | None
+    pgids: list[int] = field(default_factory=list)
+    cgroups: list[str] = field(default_factory=list)
+    cpu_share_note: str = ""
+
+
+class LocalCluster:
+    """A Spark standalone master and ``workers`` workers bound to 127.0.0.1.
+
+    Use as a context manager; ``stop()`` is idempotent and also registered with ``atexit``.
+    ``cpu_share`` (e.g. 0.5) caps each worker, and the executors it forks, at that many
+    cores through a cgroup cpu quota where the machine permits; where it does not,
+    ``cpu_share_note`` says so and the cluster runs uncapped.
+    """
+
+    def __init__(
+        self,
+        workers: int = 2,
+        cores_per_worker: int = 1,
+        memory: str = "2g",
+        cpu_share: float | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
+        register_timeout: float = 90.0,
+    ) -> None:
+        if workers < 1:
+            raise ClusterError(f"--workers must be >= 1 (got {workers})")
+        if cores_per_worker < 1:
+            raise ClusterError(f"--cores-per-worker must be >= 1 (got {cores_per_worker})")
+        if cpu_share is not None and not 0 < cpu_share <= cores_per_worker:
+            raise ClusterError(f"--cpu-share must be in (0, cores-per-worker] (got {cpu_share})")
+        self.workers = workers
+        self.cores_per_worker = cores_per_worker
+        self.memory = memory
+        self.cpu_share = cpu_share
+        self.register_timeout = register_timeout
+        self._own_dir = base_dir is None
+        self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="iterflow-cluster-"))
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._cpu: CpuShare | None = None
+        self.master_url = ""
+        self.ui_url = ""
+        self.cpu_share_note = ""
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> "LocalCluster":
+        """Start master and workers; return once every worker has registered as ALIVE."""
+        atexit.register(self.stop)
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.base_dir, 0o700)
+        try:
+            port, ui_port = free_port(), free_port()
+            self.master_url = f"spark://{LOOPBACK}:{port}"
+            self.ui_url = f"http://{LOOPBACK}:{ui_port}"
+            self._spawn("master", ["org.apache.spark.deploy.master.Master",
+                                   "--host", LOOPBACK, "--port", str(port), "--webui-port", str(ui_port)])
+            self._wait(lambda doc: doc.get("status") == "ALIVE", "master to come up")
+            if self.cpu_share is not None:
+                self._cpu = CpuShare.create(f"iterflow-{os.getpid()}-{port}", self.workers, self.cpu_share)
+                self.cpu_share_note = self._cpu.note
+            for i in range(self.workers):
+                work = self.base_dir / f"worker-{i}"
+                work.mkdir(exist_ok=True)
+                proc = self._spawn(f"worker-{i}", [
+                    "org.apache.spark.deploy.worker.Worker", "--host", LOOPBACK,
+                    "--port", str(free_port()), "--webui-port", str(free_port()),
+                    "--cores", str(self.cores_per_worker), "--memory", self.memory,
+                    "--work-dir", str(work), self.master_url,
+                ])
+                if self._cpu is not None:
+                    self._cpu.add(i, proc.pid)
+            self._wait(lambda doc: doc.get("aliveworkers", 0) >= self.workers,
+                       f"{self.workers} workers to register")
+        except BaseException:
+            self.stop()
+            raise
+        log.info("LocalCluster up: %s (%d workers x %d cores, ui %s)%s", self.master_url,
+                 self.workers, self.cores_per_worker, self.ui_url,
+                 f"; {self.cpu_share_note}" if self.cpu_share_note else "")
+        return self
+
+    def stop(self) -> None:
+        """Stop workers (and their executors), then the master; remove cgroups and temp dirs."""
+        for proc in reversed(self._procs):
+            _kill_group(proc.pid)
+        for proc in self._procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL below always works
+                _kill_group(proc.pid, signal.SIGKILL)
+        self._procs.clear()
+        if self._cpu is not None:
+            self._cpu.remove()
+            self._cpu = None
+        if self._own_dir and self.base_dir.exists():
+            import shutil
+
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+        atexit.unregister(self.stop)
+
+    def __enter__(self) -> "LocalCluster":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- introspection ---------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """The master's status document (see :func:`fetch_master_json`)."""
+        return fetch_master_json(self.ui_url)
+
+    @property
+    def total_cores(self) -> int:
+        return self.workers * self.cores_per_worker
+
+    def info(self) -> ClusterInfo:
+        return ClusterInfo(
+            master_url=self.master_url, ui_url=self.ui_url, base_dir=str(self.base_dir),
+            workers=self.workers, cores_per_worker=self.cores_per_worker, memory=self.memory,
+            cpu_share=self.cpu_share, pgids=[p.pid for p in self._procs],
+            cgroups=self._cpu.paths if self._cpu else [], cpu_share_note=self.cpu_share_note,
+        )
+
+    def detach(self) -> ClusterInfo:
+        """Leave the cluster running after this process exits (``iterflow cluster start``)."""
+        info = self.info()
+        atexit.unregister(self.stop)
+        self._procs.clear()
+        self._cpu = None
+        self._own_dir = False
+        path = state_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(info), indent=2))
+        os.chmod(path, 0o600)
+        return info
+
+    # -- internals -------------------------------------------------------------------
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        logs = self.base_dir / "logs"
+        logs.mkdir(exist_ok=True)
+        env = dict(os.environ, SPARK_LOCAL_IP=LOOPBACK, SPARK_HOME=str(spark_home()),
+                   SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
+                   SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true")
+        env.pop("SPARK_CONF_DIR", None)
+        out = open(logs / f"{name}.out", "wb")
+        proc = subprocess.Popen(
+            [str(spark_home() / "bin" / "spark-class"), *args],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            start_new_session=True,  # own process group: executors die with their worker
+        )
+        out.close()
+        self._procs.append(proc)
+        return proc
+
+    def _wait(self, ready: Any, what: str) -> None:
+        deadline = time.monotonic() + self.register_timeout
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            dead = [p for p in self._procs if p.poll() is not None]
+            if dead:
+                raise ClusterError(f"a Spark daemon exited early (status {dead[0].returncode}); "
+                                   f"see logs in {self.base_dir / 'logs'}")
+            try:
+                if ready(self.status()):
+                    return
+            except OSError as exc:
+                last = exc
+            time.sleep(0.3)
+        raise ClusterError(f"timed out after {self.register_timeout:.0f}s waiting for {what} "
+                           f"({last or 'not ready'}); see logs in {self.base_dir / 'logs'}")
+
+
+def _kill_group(pgid: int, sig: int = signal.SIGTERM) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_detached(info: ClusterInfo, timeout: float = 15.0) -> None:
+    """Stop a cluster started by ``iterflow cluster start`` (from its recorded process groups)."""
+    for pgid in info.pgids:
+        _kill_group(pgid)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_group_alive(g) for g in info.pgids):
+        time.sleep(0.2)
+    for pgid in info.pgids:
+        _kill_group(pgid, signal.SIGKILL)
+    if info.cgroups:
+        CpuShare(info.cgroups, "").remove()
+    import shutil
+
+    shutil.rmtree(info.base_dir, ignore_errors=True)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def load_detached() -> ClusterInfo | None:
+    """The cluster ``iterflow cluster start`` left running, if it is still up."""
+    path = state_file()
+    if not path.exists():
+        return None
+    info = ClusterInfo(**json.loads(path.read_text()))
+    try:
+        fetch_master_json(info.ui_url, timeout=1.0)
+    except OSError:
+        return None
+    return info

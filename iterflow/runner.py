@@ -1,0 +1,214 @@
+"""One ``iterflow run``: find or start a cluster, load the input, run the program, write results.
+
+Results are written atomically: into a hidden sibling directory first, renamed into place
+only after the run finished, so a failed run never leaves a directory that looks complete.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from iterflow.cluster import LocalCluster, load_detached
+from iterflow.driver import IterationDriver, RunResult
+from iterflow.errors import InputError
+from iterflow.policy import make_policy
+from iterflow.session import build_session
+
+log = logging.getLogger(__name__)
+
+ALGORITHMS = ("pagerank", "wcc", "kmeans")
+
+
+@dataclass
+class JobSpec:
+    """Everything ``iterflow run`` was asked to do (validated in :meth:`validate`)."""
+
+    algorithm: str
+    input: str
+    output: str
+    format: str | None = None
+    directed: bool | None = None
+    iterations: int | None = None
+    tol: float | None = None
+    k: int | None = None
+    init_centers: str | None = None
+    seed: int = 0
+    master: str | None = None
+    workers: int = 2
+    cores_per_worker: int = 1
+    memory: str = "2g"
+    cpu_share: float | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    stats: str | None = None
+    policy: str = "static"
+    checkpoint_interval: int = 10
+
+    def validate(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise InputError(f"unknown algorithm {self.algorithm!r} (choose from {', '.join(ALGORITHMS)})")
+        if self.iterations is not None and self.iterations < 1:
+            raise InputError(f"--iterations must be >= 1 (got {self.iterations})")
+        if self.tol is not None and not (self.tol >= 0 and np.isfinite(self.tol)):
+            raise InputError(f"--tol must be a finite number >= 0 (got {self.tol})")
+        if self.algorithm == "kmeans":
+            if self.k is None:
+                raise InputError("--k is required for kmeans")
+            if self.k < 1:
+                raise InputError(f"--k must be >= 1 (got {self.k})")
+        if self.workers < 1 or self.cores_per_worker < 1:
+            raise InputError("--workers and --cores-per-worker must be >= 1")
+        if self.checkpoint_interval < 1:
+            raise InputError(f"--checkpoint-interval must be >= 1 (got {self.checkpoint_interval})")
+        formats = ("csv", "parquet") if self.algorithm == "kmeans" else ("graphalytics", "edgelist")
+        if self.format is not None and self.format not in formats:
+            raise InputError(f"--format: unknown format {self.format!r} for {self.algorithm} "
+                             f"(choose from {', '.join(formats)})")
+        probe = self.input
+        if self.format == "graphalytics":
+            from iterflow.graphio import graphalytics_paths
+
+            probe = graphalytics_paths(self.input)[1]
+        if "://" not in probe and not Path(probe).exists():
+            raise InputError(f"{probe}: no such file")
+        if self.init_centers and not Path(self.init_centers).exists():
+            raise InputError(f"{self.init_centers}: no such file (--init-centers)")
+
+
+@contextlib.contextmanager
+def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
+    """Yield ``(master, total_cores, note)``: the given master, the running embedded cluster,
+    or a LocalCluster started for this run and stopped afterwards."""
+    if spec.master:
+        yield spec.master, None, f"master {spec.master}"
+        return
+    running = load_detached()
+    if running is not None:
+        yield running.master_url, running.workers * running.cores_per_worker, \
+            f"cluster started by `iterflow cluster start` ({running.master_url})"
+        return
+    with LocalCluster(spec.workers, spec.cores_per_worker, spec.memory, spec.cpu_share) as cluster:
+        note = f"embedded LocalCluster {cluster.master_url}, {spec.workers} workers x {spec.cores_per_worker} cores"
+        if cluster.cpu_share_note:
+            note += f"; {cluster.cpu_share_note}"
+        yield cluster.master_url, cluster.total_cores, note
+
+
+def build_program(spec: JobSpec, spark: Any, partitions: int):
+    """The IterativeProgram for ``spec`` with its input loaded and validated."""
+    from algorithms import KMeans, PageRank, WeaklyConnectedComponents
+    from iterflow.graphio import graphalytics_paths, load_graph, read_properties
+    from iterflow.pointsio import load_points
+
+    if spec.algorithm == "kmeans":
+        points = load_points(spark, spec.input, spec.format or _points_format(spec.input), partitions)
+        centers = _read_centers(spec.init_centers) if spec.init_centers else None
+        return KMeans(points, spec.k or 0, centers, seed=spec.seed,
+                      max_iterations=spec.iterations or 20,
+                      tol=1e-4 if spec.tol is None and spec.iterations is None else spec.tol)
+    graph = load_graph(spark, spec.input, spec.format or "edgelist", spec.directed, partitions)
+    if spec.algorithm == "pagerank":
+        iterations = spec.iterations
+        if iterations is None and graph.properties.get("pr.num-iterations"):
+            iterations = int(graph.properties["pr.num-iterations"])
+        damping = float(graph.properties.get("pr.damping-factor", 0.85))
+        return PageRank(graph, damping, max_iterations=iterations or (100 if spec.tol else 20), tol=spec.tol)
+    return WeaklyConnectedComponents(graph, max_iterations=spec.iterations or 1000,
+                                     tol=0 if spec.tol is None else spec.tol)
+
+
+def _points_format(path: str) -> str:
+    return "parquet" if path.endswith(".parquet") or Path(path).is_dir() else "csv"
+
+
+def _read_centers(path: str) -> np.ndarray:
+    """Initial centers: a CSV of k rows (optional header) or a Parquet file of f-columns."""
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such file (--init-centers)")
+    try:
+        if path.endswith(".parquet") or Path(path).is_dir():
+            df = pd.read_parquet(path)
+            df = df[[c for c in df.columns if c not in ("id", "cluster")]]
+        else:
+            df = pd.read_csv(path, header=None, comment="#")
+            if not all(_numeric(v) for v in df.iloc[0]):
+                df = df.iloc[1:]
+        arr = df.astype(float).to_numpy()
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{path}: cannot read initial centers: {exc}") from None
+    if not np.isfinite(arr).all():
+        raise InputError(f"{path}: NaN or infinite value in initial centers")
+    return arr
+
+
+def _numeric(v: object) -> bool:
+    try:
+        float(v)  # type: ignore[arg-type]
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def write_atomically(target: str, write: Callable[[str], None]) -> None:
+    """Call ``write(tmpdir)`` and rename tmpdir to ``target`` only if it succeeded."""
+    target_path = Path(target).resolve()
+    target_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{target_path.name}.inprogress-", dir=target_path.parent)
+    try:
+        write(tmp)
+        if target_path.exists():
+            old = target_path.with_name(f".{target_path.name}.old-{os.getpid()}")
+            target_path.rename(old)
+            Path(tmp).rename(target_path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            Path(tmp).rename(target_path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
+    def write(tmp: str) -> None:
+        if spec.algorithm == "kmeans":
+            result.output.write.mode("overwrite").parquet(os.path.join(tmp, "centers"))
+            centers = result.output.orderBy("cluster").drop("cluster").toPandas().to_numpy()
+            program.assignments(centers).write.mode("overwrite").parquet(os.path.join(tmp, "assignments"))
+        else:
+            result.output.write.mode("overwrite").parquet(tmp)
+
+    write_atomically(spec.output, write)
+    if spec.stats:
+        stats = Path(spec.stats)
+        stats.parent.mkdir(parents=True, exist_ok=True)
+        part = stats.with_name(f".{stats.name}.inprogress")
+        result.supersteps.to_csv(part, index=False)
+        part.replace(stats)
+
+
+def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None = None,
+            on_start: Callable[[str], None] | None = None) -> RunResult:
+    """Run ``spec`` end to end; the cluster and session it started are stopped on return."""
+    spec.validate()
+    with cluster_for(spec) as (master, cores, note):
+        if on_start:
+            on_start(note)
+        spark = build_session(master, cores, spec.conf)
+        try:
+            partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+            program = build_program(spec, spark, partitions)
+            driver = IterationDriver(spark, make_policy(spec.policy), partitions=partitions,
+                                     checkpoint_interval=spec.checkpoint_interval,
+                                     on_superstep=on_superstep)
+            result = driver.run(program)
+            write_output(spec, program, result)
+            return result
+        finally:
+            spark.stop()

@@ -1,0 +1,17 @@
+"""Turn Spark/py4j exceptions into one line a user can act on (no Java stack trace)."""
+from __future__ import annotations
+
+import re
+
+
+def describe(exc: BaseException) -> tuple[str, int]:
+    """``(message, exit status)``: status 2 when the cause is the user's input, else 1."""
+    text = str(exc).strip()
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
+    first = re.sub(r"^(py4j\.protocol\.)?Py4JJavaError: ", "", first)
+    if "PATH_NOT_FOUND" in text or "Path does not exist" in text:
+        m = re.search(r"(file:\S+|hdfs:\S+|s3a?:\S+)", text)
+        return f"input not found: {m.group(1).rstrip('.') if m else first}", 2
+    if "UNABLE_TO_INFER_SCHEMA" in text or "is not a Parquet file" in text or "CANNOT_READ_FILE" in text:
+        return f"cannot read input: {first[:300]}", 2
+    return f"Spark failed: {type(exc).__name__}: {first[:300]}", 1
