@@ -104,3 +104,18 @@ def available() -> bool:
         return True
     except GraphFramesUnavailable:
         return False
+
+
+def main() -> int:
+    """``python -m iterflow.jars``: fetch the jars; exit 1 with one message when impossible."""
+    try:
+        jars = fetch()
+    except GraphFramesUnavailable as exc:
+        print(f"iterflow: GraphFrames JVM code not available: {exc}")
+        return 1
+    print("\n".join(str(j) for j in jars))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,31 +1,27 @@
 """Learned resource model: predict a superstep's (or job's) wall time from scale-out and work.
 
-Why a model at all: the scaling policy has to ask "how long will the next superstep take at m
-executors?" before it rescales.
+Why: the scaling policy must ask "how long will the next superstep take at m executors?" before
+it rescales. :class:`ErnestModel` is Ernest (NSDI 2016): ``t = θ0 + θ1·work/m + θ2·log m + θ3·m``
+by non-negative least squares -- parametric, extrapolates sensibly, follows only that shape.
+(Bell's selection between Ernest and kernel regression, the published baseline, lives in
+:mod:`iterflow.traces` next to the protocol that judges it.) :class:`ResourceModel` is
+iterflow's model: like Bell it lets cross-validation choose between parametric and
+non-parametric fits, with generic changes that follow from how runtime traces look (repeated
+noisy runs, occasional stragglers, error judged *relative*):
 
-* :class:`ErnestModel` -- Ernest (NSDI 2016): ``t = θ0 + θ1·work/m + θ2·log m + θ3·m``, θ ≥ 0 by
-  non-negative least squares. Parametric; extrapolates sensibly but only follows that shape.
-  (Bell's selection between Ernest and kernel regression, the published baseline, lives in
-  :mod:`iterflow.traces` next to the protocol that judges it.)
-* :class:`ResourceModel` -- iterflow's model. Same idea as Bell (let cross-validation choose
-  between parametric and non-parametric fits) with generic changes that follow from how runtime
-  traces look (repeated noisy runs, occasional stragglers, error judged *relative*):
+1. repeated runs at one (scale-out, work) point are reduced to their *relative median*, the value
+   minimising Σ|p − y|/y (a median with weights 1/y), so a straggler cannot drag a fit. Hence
+   predictions are "typical" times, below a straggler-heavy mean;
+2. non-parametric parts act on the *ratio* to a parametric trend (Ernest fitted for relative error,
+   or pure ``work/m`` scaling), interpolated or smoothed in log m: between measured scale-outs
+   the curve keeps the trend's shape; beyond them the ratio is held flat (extrapolation follows
+   the trend);
+3. the CV score is the published metric itself (pooled mean relative error over the held-out runs
+   of each left-out interior scale-out); by default the geometric mean of the three best
+   candidates is used rather than the single best, which damps selection noise.
 
-  1. repeated runs at one (scale-out, work) point are reduced to their *relative median*, the
-     value minimising Σ|p − y|/y (a median with weights 1/y), so a straggler cannot drag a fit.
-     Consequence: predictions are "typical" times, not means (they sit below a straggler-heavy
-     mean);
-  2. non-parametric parts act on the *ratio* to a parametric trend (Ernest fitted for relative
-     error, or pure ``work/m`` scaling), interpolated or smoothed in log m -- between measured
-     scale-outs the curve keeps the trend's shape, beyond them the ratio is held flat, so
-     extrapolation follows the trend;
-  3. the CV score is the published metric itself (pooled mean relative error over the held-out
-     runs of each left-out interior scale-out), and by default the geometric mean of the three
-     best candidates is used rather than the single best, which damps selection noise.
-
-Numpy/scipy only; the candidates are tiny internal classes sharing one trend fit per CV split,
-so a refit (inner CV included) takes a few milliseconds and :meth:`ResourceModel.observe` can
-refit after every superstep.
+The candidates are tiny numpy classes sharing one trend fit per CV split, so a refit (inner CV
+included) takes a few milliseconds and :meth:`ResourceModel.observe` can refit every superstep.
 """
 from __future__ import annotations
 
@@ -36,14 +32,13 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.optimize import nnls
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_array, check_is_fitted
 
 log = logging.getLogger(__name__)
 
-ArrayLike = Any
-
 
 # ----------------------------------------------------------------------------- input handling
-def split_features(X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def split_features(X: Any) -> tuple[np.ndarray, np.ndarray]:
     """Return (scale_out, work) float arrays from X (column 0 = m, optional column 1 = work).
 
     A DataFrame with columns named ``scale_out``/``work`` is read by name, anything else by
@@ -55,11 +50,9 @@ def split_features(X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         m = np.asarray(X["scale_out"], dtype=float)
         w = np.asarray(X["work"], dtype=float) if "work" in cols else np.ones_like(m)
     else:
-        arr = np.asarray(X, dtype=float)
+        arr = check_array(X, dtype=float, ensure_2d=False, ensure_all_finite=False)
         if arr.ndim == 1:
             arr = arr[:, None]
-        if arr.ndim != 2 or arr.shape[1] < 1:
-            raise ValueError(f"X must be 2-D with 1 or 2 columns, got shape {arr.shape}")
         m = arr[:, 0]
         w = arr[:, 1] if arr.shape[1] > 1 else np.ones_like(m)
     if not (np.all(np.isfinite(m)) and np.all(np.isfinite(w))):
@@ -71,8 +64,17 @@ def split_features(X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return m, w
 
 
-def _check_y(y: ArrayLike, n: int) -> np.ndarray:
+def n_features(X: Any) -> int:
+    """Number of input columns (for sklearn's ``n_features_in_``)."""
+    shape = np.shape(X)
+    return int(shape[1]) if len(shape) == 2 else 1
+
+
+def check_times(y: Any, n: int) -> np.ndarray:
+    """y as a float vector of n positive, finite times (ValueError otherwise)."""
     yy = np.asarray(y, dtype=float).ravel()
+    if n == 0:
+        raise ValueError("cannot fit on zero observations")
     if yy.shape[0] != n:
         raise ValueError(f"X has {n} rows but y has {yy.shape[0]}")
     if not np.all(np.isfinite(yy)) or np.any(yy <= 0):
@@ -243,18 +245,32 @@ def _predict_candidates(fits: dict[str, _TrendFit], cands: Sequence[tuple[str, s
     return out
 
 
-def interpolation_holdouts(m: np.ndarray) -> np.ndarray:
+def interpolation_holdouts(m: np.ndarray, max_splits: int = 16) -> np.ndarray:
     """Scale-outs to leave out in turn: interior ones (Bell's interpolation splits).
 
     With fewer than three interior scale-outs every scale-out is left out once instead, so that
-    small online histories still yield a CV estimate (that then includes extrapolation).
+    small online histories still yield a CV estimate (that then includes extrapolation). More
+    than ``max_splits`` interior scale-outs are thinned to that many, evenly by rank, which bounds
+    a refit at a few milliseconds however many scale-outs were seen.
     """
     u = np.unique(m)
-    return u[1:-1] if u.size >= 5 else u
+    inner = u[1:-1] if u.size >= 5 else u
+    if inner.size > max_splits:
+        inner = inner[np.unique(np.linspace(0, inner.size - 1, max_splits).round().astype(int))]
+    return inner
 
 
 # ----------------------------------------------------------------------------- public estimators
-class ErnestModel(BaseEstimator, RegressorMixin):
+class PositiveRegressor(RegressorMixin, BaseEstimator):
+    """Base: mixin first (else sklearn 1.7 loses the regressor tag); X and y must be positive."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+
+class ErnestModel(PositiveRegressor):
     """Ernest's parametric model ``θ0 + θ1·work/m + θ2·log m + θ3·m`` fitted by NNLS on raw runs.
 
     ``relative=True`` minimises squared *relative* error instead (rows scaled by 1/y).
@@ -263,21 +279,22 @@ class ErnestModel(BaseEstimator, RegressorMixin):
     def __init__(self, relative: bool = False) -> None:
         self.relative = relative
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "ErnestModel":
+    def fit(self, X: Any, y: Any) -> "ErnestModel":
         m, w = split_features(X)
-        yy = _check_y(y, m.size)
+        yy = check_times(y, m.size)
         core = _Ernest(self.relative).fit(m, w, yy, np.ones_like(yy))
         self.theta_ = core.theta
-        self.n_features_in_ = int(np.asarray(X).shape[1]) if np.asarray(X).ndim == 2 else 1
+        self.n_features_in_ = n_features(X)
         self._floor = 1e-6 * float(yy.min())
         return self
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "theta_")
         m, w = split_features(X)
         return np.maximum(_ernest_design(m, w) @ self.theta_, self._floor)
 
 
-class ResourceModel(BaseEstimator, RegressorMixin):
+class ResourceModel(PositiveRegressor):
     """iterflow's runtime model: candidates chosen by inner interpolation cross-validation.
 
     Parameters
@@ -288,10 +305,10 @@ class ResourceModel(BaseEstimator, RegressorMixin):
     top_k:
         Candidates averaged by ``"ensemble"``.
     min_scale_outs:
-        Below this many distinct scale-outs no CV is possible; the fallback is used: with one
-        scale-out ``t = c·work/m`` (c = relative median of t·m/work, i.e. perfect scaling anchored
-        at what was observed), with two a power law ``t = c·work·m^b`` through the two relative
-        medians with b clipped to [-1, 0] (never super-linear speed-up, never slow-down).
+        Below this many (at least 3) distinct scale-outs CV cannot choose; a fallback is used
+        instead of failing: one scale-out -> ``t = c·work/m`` (c = relative median of t·m/work:
+        perfect scaling anchored at what was seen); two -> power law ``t = c·work·m^b`` through
+        the two relative medians, b clipped to [-1, 0] (no super-linear speed-up, no slow-down).
 
     Fitted attributes: ``selected_`` (name), ``cv_scores_`` (candidate -> CV mean relative
     error), ``error_estimate_`` (CV mean relative error of what ``predict`` uses; leave-one-out
@@ -305,15 +322,13 @@ class ResourceModel(BaseEstimator, RegressorMixin):
         self.min_scale_outs = min_scale_outs
 
     # -- fitting -------------------------------------------------------------------------------
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "ResourceModel":
+    def fit(self, X: Any, y: Any) -> "ResourceModel":
         m, w = split_features(X)
-        yy = _check_y(y, m.size)
-        if m.size == 0:
-            raise ValueError("cannot fit on zero observations")
+        yy = check_times(y, m.size)
         if self.selection not in ("best", "ensemble"):
             raise ValueError(f"selection must be 'best' or 'ensemble', not {self.selection!r}")
         self.X_, self.y_ = np.column_stack([m, w]), yy
-        self.n_features_in_ = int(np.asarray(X).shape[1]) if np.asarray(X).ndim == 2 else 1
+        self.n_features_in_ = n_features(X)
         self._floor = 1e-3 * float(yy.min())
         am, aw, ay, an = _aggregate(m, w, yy)
         self.n_scale_outs_ = int(np.unique(am).size)
@@ -372,9 +387,8 @@ class ResourceModel(BaseEstimator, RegressorMixin):
         self._fits = _fit_trends(self._chosen, am, aw, ay, an)
 
     # -- prediction ----------------------------------------------------------------------------
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        if not hasattr(self, "selected_"):
-            raise RuntimeError("ResourceModel is not fitted yet")
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "selected_")
         m, w = split_features(X)
         if self.fallback_:
             p = self._fallback.predict(m, w)[None, :]
@@ -426,6 +440,37 @@ class ResourceModel(BaseEstimator, RegressorMixin):
         work = df["work"] if "work" in df.columns else np.ones(len(df))
         X = np.column_stack([np.asarray(df["scale_out"], float), np.asarray(work, float)])
         return cls(**params).fit(X, np.asarray(df["seconds"], float))
+
+    @classmethod
+    def from_runs(cls, df: Any, iterations: int = 3, **params: Any) -> "ResourceModel":
+        """Warm start from several past runs whose overall level differs (column ``run``).
+
+        Why: runs of one job differ in level (input size, caching, interference) much more than in
+        how they scale, and with each run at its own scale-outs the two are confounded -- a pooled
+        fit learns "slow runs happened at m = 32" as a scale-out effect. This fits
+        ``log t = level(run) + f(m, work)`` by a few backfitting sweeps (default 3) starting from
+        each run's own relative median: fit f on times divided by their run's level, then
+        re-estimate each level as the relative median of t / f. A run measured at a single
+        scale-out then mostly informs its level; few sweeps stop short of full convergence,
+        which leaves some shrinkage toward the pooled fit where runs span few scale-outs.
+        Levels are normalised to a relative median of 1, so predictions are for a typical run;
+        ``run_levels_`` holds the per-run factors.
+        """
+        if "run" not in df.columns:
+            return cls.from_history(df, **params)
+        runs = np.asarray(df["run"])
+        ids, idx = np.unique(runs, return_inverse=True)
+        y = np.asarray(df["seconds"], float)
+        level = np.array([relative_median(y[idx == k]) for k in range(ids.size)])
+        norm = df.copy()
+        for _ in range(max(1, int(iterations))):
+            level = level / relative_median(level)
+            norm["seconds"] = y / level[idx]
+            model = cls.from_history(norm, **params)
+            p = model.predict(model.X_)
+            level = np.array([relative_median(y[idx == k] / p[idx == k]) for k in range(ids.size)])
+        model.run_levels_ = dict(zip(ids.tolist(), (level / relative_median(level)).tolist()))
+        return model
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (parameters and what the fit chose), for logs and MLflow tags."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Mapping
@@ -48,6 +49,8 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
     if master.startswith("spark://127.0.0.1") or master.startswith("local"):
         # Driver, its UI and block manager on loopback only.
         conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+        # Executors on this machine run Python UDFs (k-means) with this interpreter's packages.
+        conf["spark.pyspark.python"] = os.environ.get("PYSPARK_PYTHON", sys.executable)
     return conf
 
 
@@ -65,6 +68,8 @@ def build_session(master: str, total_cores: int | None = None,
     settings.update(conf or {})
     if settings.get("spark.driver.bindAddress") == "127.0.0.1":
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver UI binds to it
+    if "spark.pyspark.python" in settings:  # PySpark reads the workers' interpreter from the env
+        os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -1,0 +1,78 @@
+"""Test fixtures: one real Spark standalone cluster on 127.0.0.1 for the whole session.
+
+The session ends by checking that no Spark JVM this session started is still running.
+Tests of pure logic (model, policies, partition planning) do not touch these fixtures.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("ITERFLOW_SHARED", ROOT.parent / "shared"))
+GRAPHALYTICS = SHARED / "datasets" / "graphalytics"
+TRACES = SHARED / "datasets" / "runtime-traces"
+# Two apps may share the cluster (the session's and a CLI subprocess's): each takes at most 2 cores.
+APP_CORES = "2"
+
+_spark_pids_before: set[int] = set()
+
+
+def spark_jvm_pids() -> set[int]:
+    out = subprocess.run(["pgrep", "-f", "org.apache.spark"], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _spark_pids_before.update(spark_jvm_pids())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import time
+
+    deadline = time.monotonic() + 20
+    left = spark_jvm_pids() - _spark_pids_before
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = spark_jvm_pids() - _spark_pids_before
+    if left:
+        print(f"\nFAILED: Spark JVMs started by this test session are still running: {sorted(left)}",
+              file=sys.stderr)
+        session.exitstatus = 1
+    else:
+        print("\nno Spark JVM started by this test session is left running")
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    from iterflow.cluster import LocalCluster
+
+    with LocalCluster(workers=2, cores_per_worker=2, memory="2g",
+                      base_dir=tmp_path_factory.mktemp("cluster")) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
+    from iterflow.session import build_session
+
+    session = build_session(cluster.master_url, 2, {"spark.cores.max": APP_CORES,
+                                                    "spark.app.name": "iterflow-tests"},
+                            work_dir=tmp_path_factory.mktemp("driver"))
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for CLI subprocesses: an empty ITERFLOW_HOME (no detached cluster)."""
+    return dict(os.environ, ITERFLOW_HOME=str(tmp_path_factory.mktemp("iterflow-home")))
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "iterflow.cli", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout, cwd=ROOT)
