@@ -146,6 +146,6 @@ class IterationDriver:
                 df.unpersist()
 
     def _apply(self, reconf: Reconfiguration) -> None:
-        """Apply a reconfiguration before the next superstep (static: nothing to do)."""
-        if reconf.partitions:
-            self.partitions = reconf.partitions
+        """Apply a reconfiguration before the next superstep (the static policy changes nothing)."""
+        if not reconf.is_noop:
+            log.warning("reconfiguration not applied (actuation not available yet): %s", reconf)

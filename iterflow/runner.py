@@ -197,10 +197,11 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
             on_start: Callable[[str], None] | None = None) -> RunResult:
     """Run ``spec`` end to end; the cluster and session it started are stopped on return."""
     spec.validate()
-    with cluster_for(spec) as (master, cores, note):
+    with cluster_for(spec) as (master, cores, note), \
+            tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir:
         if on_start:
             on_start(note)
-        spark = build_session(master, cores, spec.conf)
+        spark = build_session(master, cores, spec.conf, work_dir=Path(work_dir))
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             program = build_program(spec, spark, partitions)

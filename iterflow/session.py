@@ -17,6 +17,8 @@ from iterflow.errors import InputError
 
 log = logging.getLogger(__name__)
 
+LOG4J = Path(__file__).with_name("log4j2.properties")
+
 
 def parse_conf(items: list[str] | None) -> dict[str, str]:
     """``KEY=VALUE`` strings from ``--conf`` into a dict; a malformed one is an input error."""
@@ -45,6 +47,7 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
         "spark.local.dir": str(work_dir / "local"),
         "spark.executor.memory": "1g",
         "spark.driver.memory": "2g",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
     }
     if master.startswith("spark://127.0.0.1") or master.startswith("local"):
         # Driver, its UI and block manager on loopback only.

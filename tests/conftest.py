@@ -23,8 +23,17 @@ _spark_pids_before: set[int] = set()
 
 
 def spark_jvm_pids() -> set[int]:
+    """Live Spark JVMs (zombies, already dead and waiting to be reaped, do not count)."""
     out = subprocess.run(["pgrep", "-f", "org.apache.spark"], capture_output=True, text=True).stdout
-    return {int(p) for p in out.split()}
+    live = set()
+    for pid in map(int, out.split()):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            live.add(pid)
+    return live
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
