@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", default="static")
     run.add_argument("--checkpoint-interval", type=int, default=10,
                      help="reliable checkpoint every k supersteps (lineage is cut every superstep)")
+    run.add_argument("--no-mlflow", dest="track", action="store_false",
+                     help="do not log the run to MLflow (default store: ./mlflow.db, or MLFLOW_TRACKING_URI)")
     run.add_argument("--output", required=True)
     run.add_argument("--stats", help="write the per-superstep table as CSV")
     run.set_defaults(func=cmd_run)
@@ -90,15 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:  # pragma: no cover - model module not present
         model_cli = None
     if model_cli is not None:
-        model = sub.add_parser("model", help="the learned resource model")
-        model_cli.add_parser(model.add_subparsers(dest="action", required=True, parser_class=_Parser))
+        model_cli.add_parser(sub)
     return parser
 
 
 def _progress(record: dict[str, Any]) -> None:
     delta = record.get("delta")
+    pred = record.get("predicted_seconds")
     print(f"superstep {record['superstep']:>4}  {record['wall_seconds']:7.2f}s  "
           f"executors {record['executors']}  cores {record['cores']}"
+          + (f"  predicted {pred:.2f}s" if pred is not None and pred == pred else "")
           + (f"  delta {delta:.6g}" if delta is not None else "")
           + f"  decision {record.get('decision', 'same')}", file=sys.stderr, flush=True)
 
@@ -113,13 +116,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         init_centers=args.init_centers, seed=args.seed, master=args.master, workers=args.workers,
         cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share,
         conf=parse_conf(args.conf), stats=args.stats, policy=args.policy,
-        checkpoint_interval=args.checkpoint_interval,
+        checkpoint_interval=args.checkpoint_interval, track=args.track,
     )
     result = run_job(spec, on_superstep=_progress,
                      on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True))
     total = result.supersteps["wall_seconds"].sum()
     print(f"iterflow: {spec.algorithm} finished: {result.iterations} supersteps in {total:.2f}s "
-          f"({'converged' if result.converged else 'iteration limit'}); output {spec.output}",
+          f"({'converged' if result.converged else 'iteration limit'}); output {spec.output}"
+          + (f"; mlflow run {result.run_id}" if result.run_id else ""),
           file=sys.stderr)
     return 0
 

@@ -8,8 +8,12 @@ One superstep, in order:
    ``checkpoint_interval`` supersteps checkpointed, which truncates its lineage -- plan size,
    driver memory and per-superstep time stay flat over hundreds of supersteps;
 3. ``program.delta`` measures progress; convergence is checked;
-4. the policy is consulted with the superstep table so far and returns a
+4. statistics of the superstep are collected (:mod:`iterflow.stats`) and fed to the
+   resource model (:mod:`iterflow.model`), which predicts the next superstep;
+5. the policy is consulted with the superstep table so far and the model and returns a
    :class:`Reconfiguration`, which the driver applies before the next superstep.
+
+Steps 4-5 are the *barrier overhead*, recorded per superstep (``barrier_seconds``).
 """
 from __future__ import annotations
 
@@ -22,10 +26,13 @@ import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
+from iterflow.actuation import ExecutorActuator
+from iterflow.model import ResourceModel
 from iterflow.policy import Policy, StaticPolicy
 from iterflow.program import IterativeProgram, State
 from iterflow.reconfig import Reconfiguration
 from iterflow.sparkinfo import executor_snapshot
+from iterflow.stats import StatsCollector, state_rdd_ids
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +46,7 @@ class RunResult:
     supersteps: pd.DataFrame
     converged: bool
     program: str
+    run_id: str | None = None
 
     @property
     def iterations(self) -> int:
@@ -54,12 +62,16 @@ class IterationDriver:
 
     ``checkpoint_interval`` k: the state is written to the reliable checkpoint dir every k
     supersteps (between them it is local-checkpointed on the executors, see ``_barrier``).
-    ``partitions`` defaults to ``spark.sql.shuffle.partitions``.
+    ``partitions`` defaults to ``spark.sql.shuffle.partitions``. ``model`` is the resource
+    model fed at every barrier (a fresh :class:`ResourceModel` by default; pass a warm-started
+    one to reuse history); ``collect_stats=False`` skips the statistics (and the model).
+    Superstep 1 (JIT warm-up, first reads of cached inputs) is recorded but not fed to the model.
     """
 
     def __init__(self, spark: SparkSession, policy: Policy | None = None, *,
                  checkpoint_interval: int = 10,
-                 partitions: int | None = None,
+                 partitions: int | None = None, model: ResourceModel | None = None,
+                 collect_stats: bool = True,
                  on_superstep: Callable[[dict[str, Any]], None] | None = None) -> None:
         if checkpoint_interval < 1:
             raise ValueError(f"checkpoint_interval must be >= 1 (got {checkpoint_interval})")
@@ -69,6 +81,10 @@ class IterationDriver:
         self.checkpoint_interval = checkpoint_interval
         self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
         self.on_superstep = on_superstep
+        self.model = model if model is not None else ResourceModel()
+        self.stats = StatsCollector(self.sc) if collect_stats else None
+        self.actuator = ExecutorActuator(self.sc)
+        self._next_prediction = float("nan")
 
     def run(self, program: IterativeProgram) -> RunResult:
         """Run to convergence or ``program.max_iterations``; returns output and superstep table."""
@@ -80,13 +96,23 @@ class IterationDriver:
         converged = False
         try:
             for i in range(1, program.max_iterations + 1):
+                predicted = self._next_prediction
                 record = self._superstep(program, state, rows, i)
-                state, rows = record.pop("_state"), record.pop("_rows")
+                state, rows, snap = record.pop("_state"), record.pop("_rows"), record.pop("_snap")
+                t0 = time.perf_counter()
+                if self.stats is not None:
+                    record.update(self.stats.collect(i, record["wall_seconds"], snap,
+                                                     state_rdd_ids(state.frames)))
+                    if i > 1:
+                        self.model.observe(record["cores"], record["work"], record["wall_seconds"])
+                record["predicted_seconds"] = predicted
                 history.append(record)
                 converged = program.converged(record["delta"])
-                reconf = self.policy.decide(history)
+                reconf = self.policy.decide(history, self.model)
+                record["barrier_seconds"] = time.perf_counter() - t0
                 record.update(decision=reconf.decision(record["executors"]), reason=reconf.reason)
-                self._apply(reconf)
+                state = self._apply(reconf, state, record)
+                self._next_prediction = self._predict(record)
                 if self.on_superstep:
                     self.on_superstep(record)
                 if converged:
@@ -94,6 +120,14 @@ class IterationDriver:
         finally:
             self.sc.setJobGroup("result", f"{program.name}: result", interruptOnCancel=False)
         return RunResult(program.result(state), pd.DataFrame(history), converged, program.name)
+
+    def _predict(self, last: dict[str, Any]) -> float:
+        """The model's prediction for the next superstep, at the cores in force after this
+        barrier's reconfiguration and the last superstep's work (NaN until the model is fitted)."""
+        if self.stats is None or not hasattr(self.model, "X_"):
+            return float("nan")
+        cores = last.get("cores_after", last["cores"])
+        return self.model.predict_seconds(cores, last["work"])
 
     # -- one superstep ---------------------------------------------------------------------
     def _superstep(self, program: IterativeProgram, state: State, rows_before: dict[str, int],
@@ -112,6 +146,7 @@ class IterationDriver:
             "partitions": self.partitions, "delta": delta, "work": program.work(rows_before, rows),
             "state_rows": int(sum(rows.values())),
             "checkpointed": i % self.checkpoint_interval == 0, "_state": new, "_rows": rows,
+            "_snap": snap,
         }
 
     def _barrier(self, state: State, superstep: int) -> tuple[State, dict[str, int]]:
@@ -139,13 +174,34 @@ class IterationDriver:
 
     @staticmethod
     def _release(old: State, keep: State) -> None:
-        """Unpersist the previous state's frames (those not carried over unchanged)."""
+        """Free the previous state's frames (those not carried over unchanged): their cache
+        entries and the blocks of their local-checkpoint RDDs, which ``unpersist`` alone keeps."""
         kept = {id(df) for df in keep.frames.values()}
         for df in old.frames.values():
             if id(df) not in kept:
                 df.unpersist()
+                try:
+                    df._jdf.queryExecution().logical().rdd().unpersist(False)
+                except Exception:  # noqa: BLE001 - not a checkpointed leaf: nothing more to free
+                    pass
 
-    def _apply(self, reconf: Reconfiguration) -> None:
-        """Apply a reconfiguration before the next superstep (the static policy changes nothing)."""
-        if not reconf.is_noop:
-            log.warning("reconfiguration not applied (actuation not available yet): %s", reconf)
+    def _apply(self, reconf: Reconfiguration, state: State, record: dict[str, Any]) -> State:
+        """Apply a reconfiguration before the next superstep; returns the (possibly secured) state.
+
+        Scale-in first writes the state to the reliable checkpoint dir: local-checkpoint
+        blocks on a removed executor could not be recomputed, checkpoint files can.
+        """
+        current = record["executors"]
+        record["executors_requested"] = current
+        record["executors_active"] = current
+        if reconf.executors is not None and reconf.executors != current:
+            if reconf.executors < current:
+                secured, _ = self._barrier(state, superstep=self.checkpoint_interval)  # reliable
+                self._release(state, keep=secured)
+                state = secured
+            act = self.actuator.set_executors(reconf.executors)
+            record.update(executors_requested=act.requested, executors_active=act.active,
+                          actuation_seconds=act.waited_seconds, actuation_note=act.note)
+            snap = executor_snapshot(self.sc)
+            record["cores_after"] = snap.cores
+        return state

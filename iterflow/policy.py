@@ -1,22 +1,40 @@
 """Policies: consulted at every barrier, they return a :class:`Reconfiguration`.
 
 A policy is a plain Python object that sees only the per-superstep history (a list of
-dicts, the same rows as the run's superstep table) -- no SparkSession -- so it can be
-driven by hand-made statistics in tests.
+dicts, the same rows as the run's superstep table) and the resource model -- no
+SparkSession -- so it can be driven by hand-made statistics in tests.
+
+The adaptive policies live in :mod:`iterflow.policies` and are re-exported here:
+
+* ``static`` -- :class:`StaticPolicy`, fixed executors (the baseline);
+* ``target`` -- :class:`TargetPolicy`, finish within a runtime target for the fewest
+  executor-seconds;
+* ``efficiency`` -- :class:`EfficiencyPolicy`, release executors whose marginal speedup fell
+  below a threshold, within a bound of static at the maximum;
+* ``fastest`` -- :class:`FastestPolicy`, the shortest runtime for no more executor-seconds
+  than static at a baseline;
+* ``dynamic-allocation`` -- :class:`DynamicAllocationPolicy`, Spark's own dynamic allocation
+  (no-op at barriers; ``spark_conf()`` for the session).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol
 
+from iterflow.policies import (AdaptivePolicy, DynamicAllocationPolicy, EfficiencyPolicy, FastestPolicy,
+                               TargetPolicy)
 from iterflow.reconfig import Reconfiguration
 
 History = list[dict[str, Any]]
+
+__all__ = ["AdaptivePolicy", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy", "History",
+           "POLICIES", "Policy", "StaticPolicy", "TargetPolicy", "make_policy"]
 
 
 class Policy(Protocol):
     name: str
 
-    def decide(self, history: History) -> Reconfiguration:
+    def decide(self, history: History, model: Any = None) -> Reconfiguration:
         """Called after the barrier of the last superstep in ``history``."""
         ...
 
@@ -26,19 +44,58 @@ class StaticPolicy:
 
     name = "static"
 
-    def decide(self, history: History) -> Reconfiguration:
+    def decide(self, history: History, model: Any = None) -> Reconfiguration:
         return Reconfiguration.none("static policy: keep executors and partitions")
 
 
-POLICIES: dict[str, type] = {"static": StaticPolicy}
+POLICIES: dict[str, type] = {
+    "static": StaticPolicy,
+    "target": TargetPolicy,
+    "efficiency": EfficiencyPolicy,
+    "fastest": FastestPolicy,
+    "dynamic-allocation": DynamicAllocationPolicy,
+}
+
+
+def _flag(param: str) -> str:
+    return "--" + param.replace("_", "-")
+
+
+def _parameters(cls: type) -> dict[str, inspect.Parameter]:
+    """Constructor parameters, including those an adaptive policy passes on to its base."""
+    params: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        if klass is object or "__init__" not in vars(klass):
+            continue
+        for p in inspect.signature(klass.__init__).parameters.values():
+            if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                params.setdefault(p.name, p)
+    return params
 
 
 def make_policy(name: str, **kwargs: Any) -> Policy:
-    """A policy by its CLI name."""
+    """A policy by its CLI name.
+
+    Keyword arguments whose value is ``None`` are dropped (a CLI option not given); any other
+    the policy does not take, a missing required one, or a bad value is an :class:`InputError`
+    that names the option.
+    """
     from iterflow.errors import InputError
 
     try:
         cls = POLICIES[name]
     except KeyError:
         raise InputError(f"--policy: unknown policy {name!r} (choose from {', '.join(POLICIES)})") from None
-    return cls(**kwargs)
+    params = _parameters(cls)
+    given = {k: v for k, v in kwargs.items() if v is not None}
+    unknown = sorted(set(given) - set(params))
+    if unknown:
+        takes = ", ".join(_flag(p) for p in params) or "no options"
+        raise InputError(f"{_flag(unknown[0])} does not apply to --policy {name} (it takes {takes})")
+    missing = [p for p in params if params[p].default is inspect.Parameter.empty and p not in given]
+    if missing:
+        raise InputError(f"{_flag(missing[0])} is required for --policy {name}")
+    try:
+        return cls(**given)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--policy {name}: {exc}") from None

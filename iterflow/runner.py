@@ -51,6 +51,7 @@ class JobSpec:
     stats: str | None = None
     policy: str = "static"
     checkpoint_interval: int = 10
+    track: bool = True
 
     def validate(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -176,6 +177,7 @@ def write_atomically(target: str, write: Callable[[str], None]) -> None:
 
 
 def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
+    """Results, the run's superstep table (``DIR/_supersteps.parquet``) and ``--stats`` CSV."""
     def write(tmp: str) -> None:
         if spec.algorithm == "kmeans":
             result.output.write.mode("overwrite").parquet(os.path.join(tmp, "centers"))
@@ -183,6 +185,7 @@ def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
             program.assignments(centers).write.mode("overwrite").parquet(os.path.join(tmp, "assignments"))
         else:
             result.output.write.mode("overwrite").parquet(tmp)
+        result.supersteps.to_parquet(os.path.join(tmp, "_supersteps.parquet"), index=False)
 
     write_atomically(spec.output, write)
     if spec.stats:
@@ -193,9 +196,24 @@ def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
         part.replace(stats)
 
 
+def warm_model(program_name: str):
+    """A resource model warm-started from earlier runs of the same program in the MLflow store."""
+    from iterflow.model import ResourceModel
+    from iterflow.tracking import history_for
+
+    try:
+        hist = history_for(program_name)
+    except Exception as exc:  # noqa: BLE001 - no usable history: start cold
+        log.info("no model history: %s", exc)
+        return ResourceModel()
+    return ResourceModel.from_history(hist) if len(hist) >= 3 else ResourceModel()
+
+
 def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None = None,
             on_start: Callable[[str], None] | None = None) -> RunResult:
     """Run ``spec`` end to end; the cluster and session it started are stopped on return."""
+    from iterflow.tracking import RunTracker
+
     spec.validate()
     with cluster_for(spec) as (master, cores, note), \
             tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir:
@@ -205,11 +223,24 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             program = build_program(spec, spark, partitions)
+            params = {**program.params(), "policy": spec.policy, "input": spec.input, "master": master,
+                      "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval}
+            tracker = RunTracker(params) if spec.track else None
+            callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
             driver = IterationDriver(spark, make_policy(spec.policy), partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
-                                     on_superstep=on_superstep)
-            result = driver.run(program)
-            write_output(spec, program, result)
+                                     model=warm_model(program.name) if spec.track else None,
+                                     on_superstep=lambda rec: [cb(rec) for cb in callbacks])
+            try:
+                result = driver.run(program)
+                write_output(spec, program, result)
+            except BaseException:
+                if tracker:
+                    tracker.finish(pd.DataFrame(), status="FAILED")
+                raise
+            if tracker:
+                tracker.finish(result.supersteps, driver.model)
+                result.run_id = tracker.run_id
             return result
         finally:
             spark.stop()

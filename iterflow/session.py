@@ -52,6 +52,9 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
     if master.startswith("spark://127.0.0.1") or master.startswith("local"):
         # Driver, its UI and block manager on loopback only.
         conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+        # Executors of an emulated cluster share one disk; without this, Spark reads shuffle
+        # blocks of co-located executors straight from disk and no byte ever counts as remote.
+        conf["spark.shuffle.readHostLocalDisk"] = "false"
         # Executors on this machine run Python UDFs (k-means) with this interpreter's packages.
         conf["spark.pyspark.python"] = os.environ.get("PYSPARK_PYTHON", sys.executable)
     return conf

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -19,35 +20,39 @@ TRACES = SHARED / "datasets" / "runtime-traces"
 # Two apps may share the cluster (the session's and a CLI subprocess's): each takes at most 2 cores.
 APP_CORES = "2"
 
-_spark_pids_before: set[int] = set()
+# Every process this session starts (workers, executors, CLI runs and their JVMs) inherits
+# this marker in its environment, so the final check counts only our own JVMs.
+SESSION_MARK = f"ITERFLOW_TEST_SESSION={uuid.uuid4().hex}"
 
 
 def spark_jvm_pids() -> set[int]:
-    """Live Spark JVMs (zombies, already dead and waiting to be reaped, do not count)."""
+    """Live Spark JVMs started by this test session (zombies, already dead, do not count)."""
     out = subprocess.run(["pgrep", "-f", "org.apache.spark"], capture_output=True, text=True).stdout
     live = set()
     for pid in map(int, out.split()):
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except (OSError, IndexError):
             continue
-        if state != "Z":
+        if state != "Z" and SESSION_MARK.encode() in env:
             live.add(pid)
     return live
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _spark_pids_before.update(spark_jvm_pids())
+    key, value = SESSION_MARK.split("=")
+    os.environ[key] = value
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import time
 
-    deadline = time.monotonic() + 20
-    left = spark_jvm_pids() - _spark_pids_before
+    deadline = time.monotonic() + 30
+    left = spark_jvm_pids()
     while left and time.monotonic() < deadline:
         time.sleep(0.5)
-        left = spark_jvm_pids() - _spark_pids_before
+        left = spark_jvm_pids()
     if left:
         print(f"\nFAILED: Spark JVMs started by this test session are still running: {sorted(left)}",
               file=sys.stderr)
@@ -79,7 +84,8 @@ def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for CLI subprocesses: an empty ITERFLOW_HOME (no detached cluster)."""
-    return dict(os.environ, ITERFLOW_HOME=str(tmp_path_factory.mktemp("iterflow-home")))
+    home = tmp_path_factory.mktemp("iterflow-home")
+    return dict(os.environ, ITERFLOW_HOME=str(home), MLFLOW_TRACKING_URI=f"sqlite:///{home}/mlflow.db")
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -26,8 +26,29 @@ def test_run_pagerank_on_embedded_cluster_writes_output_and_stats(cli_env, tmp_p
     assert list(pd.read_parquet(out).columns) == ["id", "value"]
     assert ((got.loc[ref.index] - ref).abs() / ref).max() < 1e-4
     table = pd.read_csv(stats)
-    assert {"superstep", "wall_seconds", "executors", "cores", "partitions"} <= set(table.columns)
+    from iterflow.stats import NUMERIC_FIELDS
+
+    assert {"superstep", "wall_seconds", "executors", "cores", "partitions", *NUMERIC_FIELDS} <= set(table.columns)
     assert list(table["superstep"]) == list(range(1, 15))
+    assert pd.read_parquet(out / "_supersteps.parquet")["superstep"].tolist() == list(range(1, 15))
+    # the run is in the MLflow store: params, per-superstep metrics with step=superstep, model
+    import mlflow
+
+    mlflow.set_tracking_uri(cli_env["MLFLOW_TRACKING_URI"])
+    runs = mlflow.search_runs(experiment_names=["iterflow"])
+    run = runs[runs["params.program"] == "pagerank"].iloc[0]
+    steps = [m.step for m in mlflow.MlflowClient().get_metric_history(run.run_id, "wall_seconds")]
+    assert sorted(steps) == list(range(1, 15))
+    model = mlflow.sklearn.load_model(f"runs:/{run.run_id}/resource_model")
+    assert model.predict_seconds(2, 246) > 0
+    from iterflow.tracking import history_for
+    import os
+
+    os.environ["MLFLOW_TRACKING_URI"] = cli_env["MLFLOW_TRACKING_URI"]
+    try:
+        assert len(history_for("pagerank")) == 13  # supersteps 2..14 warm-start the next run
+    finally:
+        del os.environ["MLFLOW_TRACKING_URI"]
 
 
 def test_run_kmeans_with_init_centers_on_given_master(cluster, cli_env, tmp_path):

@@ -89,7 +89,7 @@ class Recorder:
     def __init__(self):
         self.seen: list[int] = []
 
-    def decide(self, history):
+    def decide(self, history, model=None):
         self.seen.append(history[-1]["superstep"])
         if len(history) == 2:
             return Reconfiguration(reason="test: something else")

@@ -1,0 +1,90 @@
+"""Change the executors of a live application at a barrier, through Spark's allocation client.
+
+``SparkContext.requestTotalExecutors`` / ``killExecutors`` (reached through the py4j gateway)
+are the calls Spark's own dynamic allocation makes; they work on standalone, YARN and
+Kubernetes. Scale-out waits, with a bound, until the new executors have registered; a
+scale-out that gets nothing (a full cluster) is reported and the run goes on. Scale-in
+removes the executors holding the least cached state.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from iterflow.sparkinfo import executor_snapshot, rest_get
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Actuation:
+    """What a change of executors achieved."""
+
+    requested: int
+    before: int
+    active: int
+    waited_seconds: float
+    removed: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def satisfied(self) -> bool:
+        return self.active == self.requested
+
+
+class ExecutorActuator:
+    """Sets the number of executors of the application behind ``sc``."""
+
+    def __init__(self, sc: Any, register_timeout: float = 60.0) -> None:
+        self.sc = sc
+        self.jsc = sc._jsc.sc()
+        self.register_timeout = register_timeout
+
+    def _empty_map(self) -> Any:
+        jvm = self.sc._jvm
+        return getattr(getattr(jvm.scala.collection.immutable, "Map$"), "MODULE$").empty()
+
+    def cached_bytes(self) -> dict[str, float]:
+        """Cached memory + disk per executor (the state a removal would lose)."""
+        try:
+            rows = rest_get(self.sc, "executors")
+        except OSError:
+            return {}
+        return {e["id"]: float(e.get("memoryUsed", 0) + e.get("diskUsed", 0))
+                for e in rows if e["id"] != "driver" and e.get("isActive", True)}
+
+    def set_executors(self, target: int) -> Actuation:
+        """Request ``target`` executors in total; returns what became active."""
+        if target < 1:
+            raise ValueError(f"executors must be >= 1 (got {target})")
+        t0 = time.perf_counter()
+        snap = executor_snapshot(self.sc)
+        before = snap.executors
+        removed: tuple[str, ...] = ()
+        self.jsc.requestTotalExecutors(target, 0, self._empty_map())
+        if target < before:
+            load = self.cached_bytes()
+            victims = sorted(snap.ids, key=lambda e: (load.get(e, 0.0), e))[: before - target]
+            seq = self.sc._jvm.PythonUtils.toSeq(list(victims))
+            self.jsc.killExecutors(seq)
+            removed = tuple(victims)
+        active = self._wait_for(target, before)
+        waited = time.perf_counter() - t0
+        note = ""
+        if active < target:
+            note = (f"scale-out to {target} executors got {active} within {self.register_timeout:.0f}s "
+                    "(cluster full?); continuing at the current size")
+            log.warning(note)
+            # Lower the request to what we have, so Spark does not keep asking in the background.
+            self.jsc.requestTotalExecutors(max(active, 1), 0, self._empty_map())
+        return Actuation(target, before, active, waited, removed, note)
+
+    def _wait_for(self, target: int, before: int) -> int:
+        deadline = time.monotonic() + (self.register_timeout if target > before else 30.0)
+        active = executor_snapshot(self.sc).executors
+        while active != target and time.monotonic() < deadline:
+            time.sleep(0.25)
+            active = executor_snapshot(self.sc).executors
+        return active

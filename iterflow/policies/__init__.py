@@ -1,0 +1,8 @@
+"""Adaptive policies (issue 4). :mod:`iterflow.policy` re-exports them with the static one."""
+from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
+from iterflow.policies.dynamic import DynamicAllocationPolicy
+from iterflow.policies.forecast import Forecast, forecast
+from iterflow.policies.rules import EfficiencyPolicy, FastestPolicy, TargetPolicy
+
+__all__ = ["AdaptivePolicy", "Context", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
+           "Forecast", "Predictor", "TargetPolicy", "Want", "forecast"]

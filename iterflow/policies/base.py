@@ -1,0 +1,247 @@
+"""The mechanics every adaptive policy shares (issue 4): rescale executors at superstep barriers.
+
+Shape after dask/distributed's ``deploy/adaptive_core.py``: a policy only *decides* (the
+driver acts), every decision is appended to ``log`` as ``(superstep, "up"|"down"|"same",
+reason)``, a change must be indicated at ``wait_count`` consecutive barriers before it is
+made (hysteresis), and every answer is clamped to ``[min_executors, max_executors]``.
+
+What :class:`AdaptivePolicy` adds to every rule:
+
+* *warm-up* -- no change at barriers ``<= warmup`` (superstep 1 pays JIT and first reads);
+* *cooldown* -- no change at the ``cooldown`` barriers after a rescale (new executors are
+  cold, the state is re-read: those supersteps are noisy); an *urgent* change (the rule says
+  which: a target missed even at the maximum, a broken bound, an exceeded budget) skips it
+  and the hysteresis;
+* *failed scale-out* -- if more executors were requested than became active (the last rows'
+  ``executors_requested`` > ``executors``), the reason says "scale-out to N got only M
+  executors", the policy asks for no more than it has for ``backoff`` barriers (doubled on
+  each repeated failure) and the run goes on;
+* *prediction* -- with a fitted model (``hasattr(model, "X_")``), superstep times come from
+  ``model.predict_seconds(cores, work)``; before that from ``time ∝ work / cores`` anchored
+  at the last superstep (no serial part, no overhead), and the reason says so.
+
+The rules themselves (``_want``, in :mod:`iterflow.policies.rules`) see a
+:class:`~iterflow.policies.forecast.Forecast` of the rest of the run (remaining supersteps,
+their work) and return the executor count they want.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from iterflow.policies.forecast import Forecast, forecast, num
+from iterflow.reconfig import Reconfiguration
+
+logger = logging.getLogger(__name__)
+History = list[dict[str, Any]]
+
+
+class Predictor:
+    """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
+
+    def __init__(self, history: History, model: Any, cores_per_executor: float) -> None:
+        self.model, self.cpe = model, cores_per_executor
+        self.fitted = model is not None and hasattr(model, "X_")
+        if self.fitted:
+            err = num(getattr(model, "error_estimate_", None))
+            self.note = "model" + (f" (error ±{err:.0%})" if err is not None else "")
+            return
+        ref = next((r for r in reversed(history) if (num(r.get("wall_seconds")) or 0) > 0), history[-1])
+        self.t_ref = num(ref.get("wall_seconds")) or 0.0
+        self.c_ref = num(ref.get("cores")) or max(1.0, (num(ref.get("executors")) or 1) * self.cpe)
+        self.w_ref = num(ref.get("work")) or 1.0
+        self.note = (f"model not fitted yet: assuming time ∝ work/cores from superstep "
+                     f"{ref.get('superstep')} ({self.t_ref:.2f}s at {self.c_ref:g} cores)")
+
+    def seconds(self, executors: Any, works: Any) -> np.ndarray:
+        """Predicted seconds, shape (len(executors), len(works))."""
+        cores = np.asarray(executors, float).reshape(-1, 1) * self.cpe
+        w = np.asarray(works, float).reshape(1, -1)
+        if not self.fitted:
+            return self.t_ref * (w / self.w_ref) * (self.c_ref / np.maximum(cores, 1e-9))
+        cc, ww = np.broadcast_arrays(cores, w)
+        if callable(getattr(self.model, "predict", None)):
+            try:
+                out = np.asarray(self.model.predict(np.column_stack([cc.ravel(), ww.ravel()])), float)
+                return out.reshape(cc.shape)
+            except Exception:  # noqa: BLE001 - fall back to the documented scalar API
+                pass
+        flat = [self.model.predict_seconds(float(c), float(x)) for c, x in zip(cc.ravel(), ww.ravel())]
+        return np.asarray(flat, float).reshape(cc.shape)
+
+    def total(self, executors: Any, fc: Forecast, barrier: float = 0.0) -> np.ndarray:
+        """Predicted remaining seconds for each executor count kept for the rest of the run."""
+        return self.seconds(executors, fc.works) @ fc.weights + fc.remaining * barrier
+
+
+@dataclass
+class Context:
+    """What a rule sees at one barrier."""
+
+    history: History
+    superstep: int
+    current: int
+    lo: int
+    hi: int  # max_executors, or fewer while backing off after a failed scale-out
+    predictor: Predictor
+    forecast: Forecast
+
+    @property
+    def candidates(self) -> np.ndarray:
+        return np.arange(self.lo, self.hi + 1)
+
+
+@dataclass
+class Want:
+    executors: int
+    reason: str
+    urgent: bool = False
+
+
+class AdaptivePolicy:
+    """Common mechanics of the adaptive policies (see the module docstring)."""
+
+    name = "adaptive"
+
+    def __init__(self, *, max_executors: int, min_executors: int = 1, cores_per_executor: int = 1,
+                 start_executors: int | None = None, wait_count: int = 3, cooldown: int = 1,
+                 warmup: int = 1, backoff: int = 3, max_iterations: int | None = None,
+                 tol: float | None = None, window: int = 5) -> None:
+        if not 1 <= min_executors <= max_executors:
+            raise ValueError(f"need 1 <= min_executors <= max_executors (got {min_executors}, {max_executors})")
+        if start_executors is not None and not min_executors <= start_executors <= max_executors:
+            raise ValueError(f"start_executors {start_executors} is outside [{min_executors}, {max_executors}]")
+        if cores_per_executor < 1 or wait_count < 1 or backoff < 1 or cooldown < 0 or warmup < 0:
+            raise ValueError("cores_per_executor, wait_count and backoff must be >= 1; cooldown, warmup >= 0")
+        if max_iterations is not None and max_iterations < 1:
+            raise ValueError(f"max_iterations must be >= 1 (got {max_iterations})")
+        self.min_executors, self.max_executors = int(min_executors), int(max_executors)
+        self.cores_per_executor = cores_per_executor
+        self.start_executors = int(start_executors if start_executors is not None else max_executors)
+        self.wait_count, self.cooldown, self.warmup, self.backoff = wait_count, cooldown, warmup, backoff
+        self.max_iterations, self.tol, self.window = max_iterations, tol, window
+        self.log: list[tuple[int, str, str]] = []
+        self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
+        self._streak_up: bool | None = None
+        self._asked: tuple[int, int] | None = None  # (barrier, executors) of the last change asked for
+        self._failure: dict[str, int] | None = None
+        self._failures = 0
+
+    # -- the rule (subclasses) ----------------------------------------------------------------
+    def _want(self, ctx: Context) -> Want:
+        raise NotImplementedError
+
+    # -- the barrier -----------------------------------------------------------------------------
+    def decide(self, history: History, model: Any = None) -> Reconfiguration:
+        if not history:
+            return Reconfiguration.none("no superstep yet")
+        last = history[-1]
+        i, cur = int(last["superstep"]), int(num(last.get("executors")) or 0)
+        cores = num(last.get("cores"))
+        cpe = cores / cur if cur > 0 and cores else float(self.cores_per_executor)
+        notes, hi = self._check_scale_out(history, i, cur)
+        if cur > self.max_executors or (cur < self.min_executors and hi > cur):
+            n = min(max(cur, self.min_executors), self.max_executors)
+            return self._act(i, cur, n, notes + [f"{cur} executors is outside "
+                                                 f"[{self.min_executors}, {self.max_executors}]"])
+        if cur < self.min_executors:
+            return self._hold(i, cur, notes + [f"{cur} executors, below min_executors {self.min_executors}"])
+        if i <= self.warmup:
+            return self._hold(i, cur, notes + [f"warm-up superstep {i}: keep {cur} executors"])
+        fc = forecast(history, max_iterations=self.max_iterations, tol=self.tol, window=self.window)
+        if fc.remaining == 0:
+            return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
+        ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),
+                      Predictor(history, model, cpe), fc)
+        want = self._want(ctx)
+        n = int(min(max(want.executors, ctx.lo), ctx.hi if want.executors > cur else self.max_executors))
+        notes.append(want.reason)
+        since = self._last_change(history)
+        if n != cur and 0 <= i - since < self.cooldown and not want.urgent:
+            self._streak = []
+            return self._hold(i, cur, notes + [f"cooldown: superstep {since} was the first after a "
+                                               f"rescale, so no change to {n} yet"])
+        return self._hysteresis(i, cur, n, want.urgent, notes)
+
+    def _hysteresis(self, i: int, cur: int, n: int, urgent: bool, notes: list[str]) -> Reconfiguration:
+        if n == cur:
+            self._streak = []
+            return self._hold(i, cur, notes)
+        up = n > cur
+        if self._streak_up is not up:
+            self._streak = []
+        self._streak_up = up
+        self._streak.append(n)
+        if urgent or len(self._streak) >= self.wait_count:
+            target = n if up else max(self._streak)  # scale in by the least the streak asked for
+            notes.append("urgent" if urgent else f"indicated at {len(self._streak)} consecutive barriers")
+            return self._act(i, cur, target, notes)
+        return self._hold(i, cur, notes + [f"{'up' if up else 'down'} to {n} indicated "
+                                           f"{len(self._streak)}/{self.wait_count} barriers"])
+
+    def _last_change(self, history: History) -> int:
+        """The first superstep run at the current size (from the history or from our own ask)."""
+        since = 0
+        for prev, row in zip(history[-2::-1], history[::-1]):
+            if num(prev.get("executors")) != num(row.get("executors")):
+                since = int(row["superstep"])
+                break
+        if self._asked is not None:
+            since = max(since, self._asked[0] + 1)
+        return since
+
+    def _check_scale_out(self, history: History, i: int, cur: int) -> tuple[list[str], int]:
+        """Notice a scale-out that got fewer executors than asked; returns (notes, ceiling)."""
+        seen = self._requested_vs_active(history)
+        f = self._failure
+        if seen is not None and seen[0] > seen[1]:
+            asked, got = seen
+            repeat = f is not None and self._asked is not None and self._asked[0] >= f["at"]
+            if f is None or repeat:
+                self._failures += 1
+                wait = self.backoff * 2 ** min(self._failures - 1, 4)
+                f = self._failure = {"asked": asked, "got": got, "at": i, "retry_at": i + wait}
+                logger.warning("scale-out to %d got only %d executors; backing off %d supersteps",
+                               asked, got, wait)
+        elif f is not None and (cur >= f["asked"] or (seen is not None and self._asked is not None
+                                                      and self._asked[0] >= f["at"])):
+            self._failure, self._failures, f = None, 0, None  # granted late, or a retry succeeded
+        if f is None:
+            return [], self.max_executors
+        if i < f["retry_at"]:
+            ceiling = min(max(f["got"], cur), self.max_executors)
+            return [f"scale-out to {f['asked']} got only {f['got']} executors (superstep {f['at']}); "
+                    f"asking for no more than {ceiling} before superstep {f['retry_at']}"], ceiling
+        return [f"scale-out to {f['asked']} got only {f['got']} executors earlier; may retry"], self.max_executors
+
+    def _requested_vs_active(self, history: History) -> tuple[int, int] | None:
+        """(requested, active) for the latest request the rows (or our own log) show."""
+        last = history[-1]
+        active = int(num(last.get("executors")) or 0)
+        for row in history[:-3:-1]:
+            req = num(row.get("executors_requested"))
+            if req is not None:
+                if row is last:
+                    active = int(num(row.get("executors_active")) or active)
+                return int(req), active
+        if self._asked is not None and self._asked[0] == int(last["superstep"]) - 1:
+            return self._asked[1], active
+        return None
+
+    def _hold(self, i: int, cur: int, notes: list[str]) -> Reconfiguration:
+        return self._record(i, cur, Reconfiguration(reason="; ".join(notes)))
+
+    def _act(self, i: int, cur: int, n: int, notes: list[str]) -> Reconfiguration:
+        self._streak, self._asked = [], (i, n)
+        verb = "scale out" if n > cur else "scale in"
+        return self._record(i, cur, Reconfiguration(reason="; ".join(notes + [f"{verb} {cur} -> {n}"]),
+                                                    executors=n))
+
+    def _record(self, i: int, cur: int, r: Reconfiguration) -> Reconfiguration:
+        self.log.append((i, r.decision(cur), r.reason))
+        logger.info("%s policy, superstep %d: %s (%s)", self.name, i, r.decision(cur), r.reason)
+        return r
+

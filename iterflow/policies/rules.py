@@ -1,0 +1,208 @@
+"""The three adaptive rules: runtime target, efficiency, fastest within a baseline's budget.
+
+Each only says which executor count it wants and why (:class:`~iterflow.policies.base.Want`);
+warm-up, cooldown, hysteresis, clamping and failed scale-outs are
+:class:`~iterflow.policies.base.AdaptivePolicy`'s.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from iterflow.policies.base import AdaptivePolicy, Context, Want
+from iterflow.policies.forecast import elapsed_seconds, mean_barrier, num
+
+
+class TargetPolicy(AdaptivePolicy):
+    """Finish the whole job within ``target_seconds`` for the fewest executor-seconds.
+
+    At each barrier: ``left = target − elapsed`` (elapsed = Σ wall + barrier seconds so far);
+    ``T(e)`` = predicted seconds for the remaining supersteps at ``e`` executors (forecast work,
+    plus the mean barrier overhead per superstep). Two thresholds make a dead band:
+
+    * scale out when ``T(current) > left / (1 + margin)``, to the executor count with the fewest
+      predicted executor-seconds ``e·T(e)`` among those with ``T(e) <= left / (1 + margin)``
+      (the smallest such count when scaling is sub-linear); if none is, to the maximum, at once
+      (urgent: no hysteresis, no cooldown);
+    * scale in only when comfortably ahead, ``T(current) < left / (1 + slack)``, to the cheapest
+      count with ``T(e) <= left / (1 + (margin + slack) / 2)`` -- inside the band, so the next
+      noisy barrier does not call for a scale-out.
+    """
+
+    name = "target"
+
+    def __init__(self, target_seconds: float, *, margin: float = 0.1, slack: float = 0.5,
+                 **common: Any) -> None:
+        if not target_seconds > 0:
+            raise ValueError(f"target_seconds must be > 0 (got {target_seconds})")
+        if not 0 <= margin < slack:
+            raise ValueError(f"need 0 <= margin < slack (got {margin}, {slack})")
+        super().__init__(**common)
+        self.target_seconds, self.margin, self.slack = float(target_seconds), margin, slack
+
+    def _want(self, ctx: Context) -> Want:
+        elapsed = elapsed_seconds(ctx.history)
+        left = self.target_seconds - elapsed
+        E = ctx.candidates
+        T = ctx.predictor.total(E, ctx.forecast, mean_barrier(ctx.history))
+        tc = float(ctx.predictor.total([ctx.current], ctx.forecast, mean_barrier(ctx.history))[0])
+
+        def cheapest(goal: float) -> int | None:
+            ok = np.flatnonzero(T <= goal)
+            return int(E[ok[np.argmin(E[ok] * T[ok])]]) if ok.size else None
+
+        head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
+                f"{self.target_seconds:g}s (elapsed {elapsed:.1f}s, {ctx.forecast.how}; {ctx.predictor.note})")
+        if tc > left / (1 + self.margin):
+            e = cheapest(left / (1 + self.margin))
+            if e is None:
+                most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
+                return Want(ctx.hi, f"{head}; misses the target by the {self.margin:.0%} margin even at "
+                                    f"{most} (finish {elapsed + T[-1]:.1f}s)", urgent=True)
+            k = int(np.flatnonzero(E == e)[0])
+            return Want(e, f"{head}; {e} executors: finish {elapsed + T[k]:.1f}s, "
+                           f"{e * T[k]:.0f} executor-seconds")
+        if tc < left / (1 + self.slack):
+            e = cheapest(left / (1 + (self.margin + self.slack) / 2))
+            if e is not None and e < ctx.current:
+                k = int(np.flatnonzero(E == e)[0])
+                return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + T[k]:.1f}s "
+                               f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})")
+        return Want(ctx.current, f"{head}; within the band, keep {ctx.current}")
+
+
+class EfficiencyPolicy(AdaptivePolicy):
+    """Release executors whose marginal speedup fell below ``threshold``, within a runtime bound.
+
+    For the next superstep (forecast work ``w``) ``t(e)`` is its predicted time at ``e``
+    executors and the *gain* of the ``e``-th executor is ``t(e−1)/t(e) − 1``. The wanted size
+    is the larger of (a) the knee -- the fewest executors above which every further executor
+    gains less than ``threshold`` -- and (b) the fewest executors with
+    ``t(e) <= (1 + slowdown_bound)·t(max_executors)``. Holding (b) at every superstep keeps the
+    whole run's predicted time within ``1 + slowdown_bound`` of static at the maximum.
+    Dead band: adding executors needs a gain ``>= threshold·(1 + band)`` (or a broken bound,
+    which is urgent); releasing them keeps ``t(e) <= (1 + slowdown_bound·(1 − band))·t(max)``.
+    """
+
+    name = "efficiency"
+
+    def __init__(self, *, threshold: float = 0.05, slowdown_bound: float = 0.1, band: float = 0.2,
+                 **common: Any) -> None:
+        if threshold <= 0 or slowdown_bound < 0 or not 0 <= band < 1:
+            raise ValueError("need threshold > 0, slowdown_bound >= 0 and 0 <= band < 1")
+        super().__init__(**common)
+        self.threshold, self.slowdown_bound, self.band = threshold, slowdown_bound, band
+
+    def _want(self, ctx: Context) -> Want:
+        E = np.arange(self.min_executors, self.max_executors + 1)
+        w = ctx.forecast.next_work
+        t = ctx.predictor.seconds(E, [w])[:, 0]
+        t_max, tc = float(t[-1]), float(ctx.predictor.seconds([ctx.current], [w])[0, 0])
+        gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
+
+        def knee(th: float) -> int:
+            return int(E[np.flatnonzero(gain >= th)[-1]])
+
+        def within(bound: float) -> int:
+            return int(E[np.flatnonzero(t <= (1 + bound) * t_max + 1e-12)[0]])
+
+        up = max(knee(self.threshold * (1 + self.band)), within(self.slowdown_bound))
+        down = max(knee(self.threshold), within(self.slowdown_bound * (1 - self.band)))
+        k = int(np.clip(ctx.current, E[0], E[-1])) - int(E[0])
+        head = (f"next superstep (work {w:.4g}, {ctx.predictor.note}): {tc:.2f}s at {ctx.current} executors, "
+                f"{t_max:.2f}s at max {self.max_executors} (bound {1 + self.slowdown_bound:.2f}x = "
+                f"{(1 + self.slowdown_bound) * t_max:.2f}s); executor #{E[k]} gains {gain[k]:.1%} "
+                f"(threshold {self.threshold:.0%})")
+        if up > ctx.current:
+            urgent = tc > (1 + self.slowdown_bound) * t_max
+            return Want(up, f"{head}; {up} executors: {t[up - E[0]]:.2f}s", urgent=urgent)
+        if down < ctx.current:
+            return Want(down, f"{head}; release to {down} executors: {t[down - E[0]]:.2f}s "
+                              f"({t[down - E[0]] / t_max:.2f}x of max)")
+        return Want(ctx.current, f"{head}; keep {ctx.current}")
+
+
+class FastestPolicy(AdaptivePolicy):
+    """The shortest runtime for no more executor-seconds than static at ``baseline_executors``.
+
+    Budget for the rest of the run = baseline × its predicted remaining time + what baseline
+    would have spent so far − what was spent (Σ executors × wall; a superstep run at the baseline
+    counts its measured time on both sides). The policy plans the remaining supersteps
+    (model-predictive: re-planned every barrier, only the first step is used): it minimises
+    Σ t(e_k, w_k) subject to Σ e_k·t(e_k, w_k) <= budget by a Lagrange multiplier (each
+    superstep takes argmin t·(1 + λ·e), λ bisected), which puts more executors where the work is
+    large -- "more resources for a shorter time" -- and reduces to one count when work is flat.
+    Dead band: scale out only to what a plan within ``c + (budget − c) / (1 + margin)`` starts
+    with, ``c`` the cheapest plan's cost (the margin is taken from the part of the budget a
+    choice can spend, not from the work every plan pays for); scale
+    in when the plan within the full budget starts lower than now -- at once (urgent: waiting
+    would spend the budget).
+    """
+
+    name = "fastest"
+
+    def __init__(self, baseline_executors: int, *, margin: float = 0.2, **common: Any) -> None:
+        super().__init__(**common)
+        if not self.min_executors <= baseline_executors <= self.max_executors:
+            raise ValueError(f"baseline_executors {baseline_executors} is outside "
+                             f"[{self.min_executors}, {self.max_executors}]")
+        if common.get("start_executors") is None:
+            self.start_executors = int(baseline_executors)
+        if margin < 0:
+            raise ValueError(f"margin must be >= 0 (got {margin})")
+        self.baseline_executors, self.margin = int(baseline_executors), margin
+
+    def _want(self, ctx: Context) -> Want:
+        fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
+        E = ctx.candidates
+        S = pred.seconds(E, fc.works)  # (candidates, samples)
+        t_base = float(pred.seconds([base], fc.works)[0] @ fc.weights)
+        spent = would = 0.0
+        for r in ctx.history:
+            wall, e = num(r.get("wall_seconds")) or 0.0, int(num(r.get("executors")) or 0)
+            spent += e * wall
+            if e == base:
+                would += base * wall
+            elif pred.fitted:
+                would += base * float(pred.seconds([base], [num(r.get("work")) or 1.0])[0, 0])
+            else:  # time ∝ work/cores: the same work at base executors
+                would += wall * (num(r.get("cores")) or e * pred.cpe) / pred.cpe
+        budget = base * t_base + would - spent
+
+        def plan(b: float) -> tuple[np.ndarray, float, float]:
+            """Executor index per sample, its time and cost, for the fastest plan costing <= b."""
+            def at(lam: float) -> tuple[np.ndarray, float, float]:
+                k = np.argmin(S * (1 + lam * E[:, None]), axis=0)
+                t = S[k, np.arange(S.shape[1])]
+                return k, float(t @ fc.weights), float((E[k] * t) @ fc.weights)
+            b = b * (1 + 1e-9)  # the baseline's own plan costs exactly its budget
+            best = at(0.0)
+            if best[2] <= b:
+                return best
+            lo_lam, hi_lam = 0.0, 1.0
+            while at(hi_lam)[2] > b and hi_lam < 1e12:
+                hi_lam *= 10
+            for _ in range(60):
+                mid = math.sqrt(lo_lam * hi_lam) if lo_lam > 0 else hi_lam / 1e6
+                if at(mid)[2] <= b:
+                    hi_lam = mid
+                else:
+                    lo_lam = mid
+            return at(hi_lam)
+
+        k_full, t_full, c_full = plan(budget)
+        cheapest = float((E[:, None] * S).min(axis=0) @ fc.weights)
+        k_up, _, _ = plan(cheapest + max(budget - cheapest, 0.0) / (1 + self.margin))
+        first_full, first_up = int(E[k_full[0]]), int(E[k_up[0]])
+        head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps (baseline {base}: "
+                f"{t_base:.1f}s x {base}; {would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
+                f"plan {first_full}..{int(E[k_full[-1]])} executors: {t_full:.1f}s for {c_full:.0f} "
+                f"executor-seconds")
+        if first_up > ctx.current:
+            return Want(first_up, head)
+        if first_full < ctx.current:
+            return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
+        return Want(ctx.current, f"{head}; keep {ctx.current}")
+
