@@ -51,7 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(run)
     run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                      help="Spark setting, passed through unchanged (repeatable)")
-    run.add_argument("--policy", default="static")
+    run.add_argument("--policy", default="static",
+                     choices=["static", "target", "efficiency", "fastest", "dynamic-allocation"])
+    run.add_argument("--executors", type=int, help="starting executors (the fixed count under static)")
+    run.add_argument("--target-seconds", type=float, help="runtime target of the whole job (--policy target)")
+    run.add_argument("--min-executors", type=int)
+    run.add_argument("--max-executors", type=int)
     run.add_argument("--checkpoint-interval", type=int, default=10,
                      help="reliable checkpoint every k supersteps (lineage is cut every superstep)")
     run.add_argument("--no-mlflow", dest="track", action="store_false",
@@ -116,7 +121,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         init_centers=args.init_centers, seed=args.seed, master=args.master, workers=args.workers,
         cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share,
         conf=parse_conf(args.conf), stats=args.stats, policy=args.policy,
-        checkpoint_interval=args.checkpoint_interval, track=args.track,
+        checkpoint_interval=args.checkpoint_interval, track=args.track, executors=args.executors,
+        target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
     )
     result = run_job(spec, on_superstep=_progress,
                      on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True))

@@ -52,6 +52,10 @@ class JobSpec:
     policy: str = "static"
     checkpoint_interval: int = 10
     track: bool = True
+    executors: int | None = None
+    target_seconds: float | None = None
+    min_executors: int | None = None
+    max_executors: int | None = None
 
     def validate(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -67,6 +71,12 @@ class JobSpec:
                 raise InputError(f"--k must be >= 1 (got {self.k})")
         if self.workers < 1 or self.cores_per_worker < 1:
             raise InputError("--workers and --cores-per-worker must be >= 1")
+        for name in ("executors", "min_executors", "max_executors"):
+            v = getattr(self, name)
+            if v is not None and v < 1:
+                raise InputError(f"--{name.replace('_', '-')} must be >= 1 (got {v})")
+        if self.target_seconds is not None and not self.target_seconds > 0:
+            raise InputError(f"--target-seconds must be > 0 (got {self.target_seconds})")
         if self.checkpoint_interval < 1:
             raise InputError(f"--checkpoint-interval must be >= 1 (got {self.checkpoint_interval})")
         formats = ("csv", "parquet") if self.algorithm == "kmeans" else ("graphalytics", "edgelist")
@@ -196,6 +206,26 @@ def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
         part.replace(stats)
 
 
+def policy_for(spec: JobSpec, max_iterations: int | None, total_executors: int | None):
+    """The policy ``--policy`` names, with the options that apply to it."""
+    if spec.policy == "static":
+        extra = {k: v for k, v in (("--target-seconds", spec.target_seconds), ("--min-executors", spec.min_executors),
+                                   ("--max-executors", spec.max_executors)) if v is not None}
+        if extra:
+            raise InputError(f"{next(iter(extra))} does not apply to --policy static (use --executors)")
+        return make_policy("static")
+    kwargs: dict[str, Any] = {"min_executors": spec.min_executors,
+                              "max_executors": spec.max_executors or total_executors,
+                              "start_executors": spec.executors}
+    if spec.policy != "dynamic-allocation":
+        kwargs["max_iterations"] = max_iterations
+    if spec.policy == "target":
+        kwargs["target_seconds"] = spec.target_seconds
+    if spec.policy == "fastest":
+        kwargs["baseline_executors"] = spec.executors or spec.min_executors or 1
+    return make_policy(spec.policy, **kwargs)
+
+
 def warm_model(program_name: str):
     """A resource model warm-started from earlier runs of the same program in the MLflow store."""
     from iterflow.model import ResourceModel
@@ -219,18 +249,30 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
             tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir:
         if on_start:
             on_start(note)
-        spark = build_session(master, cores, spec.conf, work_dir=Path(work_dir))
+        executors_max = spec.workers if not spec.master and cores else None
+        policy = policy_for(spec, spec.iterations if spec.tol is None else None, executors_max)
+        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not spec.master else {}
+        conf.update(getattr(policy, "spark_conf", lambda: {})())
+        conf.update(spec.conf)
+        spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             program = build_program(spec, spark, partitions)
             params = {**program.params(), "policy": spec.policy, "input": spec.input, "master": master,
+                      "executors": spec.executors, "target_seconds": spec.target_seconds,
+                      "min_executors": spec.min_executors, "max_executors": spec.max_executors,
                       "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval}
             tracker = RunTracker(params) if spec.track else None
             callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
-            driver = IterationDriver(spark, make_policy(spec.policy), partitions=partitions,
+            driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
                                      model=warm_model(program.name) if spec.track else None,
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks])
+            start = spec.executors if spec.policy != "dynamic-allocation" else None
+            if start:
+                act = driver.actuator.set_executors(start)
+                if act.note:
+                    log.warning(act.note)
             try:
                 result = driver.run(program)
                 write_output(spec, program, result)

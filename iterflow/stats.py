@@ -45,10 +45,23 @@ class StatsCollector:
     def __init__(self, sc: Any) -> None:
         self.sc = sc
         self.tracker = sc._jsc.sc().statusTracker()
+        # Job ids grow monotonically; jobs before this collector (earlier runs in the same
+        # SparkContext, which reuse the group names superstep-<i>) are not ours.
+        self.first_job = self._next_job_id()
+
+    def _next_job_id(self) -> int:
+        dag = self.sc._jsc.sc().dagScheduler()
+        try:
+            return int(dag.numTotalJobs())
+        except Exception:  # noqa: BLE001 - older/newer Spark: the counter itself
+            return int(dag.nextJobId())
+
+    def job_ids(self, group: str) -> list[int]:
+        return [int(j) for j in self.tracker.getJobIdsForGroup(group) if int(j) >= self.first_job]
 
     def stage_ids(self, group: str) -> list[int]:
         ids: set[int] = set()
-        for job_id in self.tracker.getJobIdsForGroup(group):
+        for job_id in self.job_ids(group):
             info = self.tracker.getJobInfo(job_id)
             if info.isDefined():
                 ids.update(int(s) for s in info.get().stageIds())
@@ -60,11 +73,10 @@ class StatsCollector:
         t0 = time.perf_counter()
         _drain_listener_bus(self.sc)
         group = f"superstep-{superstep}"
-        jobs = list(self.tracker.getJobIdsForGroup(group))
+        jobs = self.job_ids(group)
         # One REST call per stage, sequentially: ~10 ms each, while concurrent calls were
         # measured to stall the UI server for ~1 s.
-        stages = [s for sid in self.stage_ids(group) for s in rest_get(self.sc, f"stages/{sid}?details=false")
-                  if s.get("status") == "COMPLETE"]
+        stages = [s for sid in self.stage_ids(group) for s in self._stage(sid) if s.get("status") == "COMPLETE"]
         out: dict[str, Any] = {f: 0.0 for f in NUMERIC_FIELDS}
         out.update(jobs=len(jobs), stages=len(stages))
         for s in stages:
@@ -88,6 +100,12 @@ class StatsCollector:
         out["state_bytes"] = self._state_bytes(state_rdd_ids or [])
         out["stats_seconds"] = time.perf_counter() - t0
         return out
+
+    def _stage(self, stage_id: int) -> list[dict[str, Any]]:
+        try:
+            return rest_get(self.sc, f"stages/{stage_id}?details=false")
+        except OSError:  # a skipped stage that never ran, or one the UI has already evicted
+            return []
 
     def _main_stage(self, stages: list[dict[str, Any]]) -> dict[str, Any]:
         if not stages:

@@ -13,12 +13,13 @@ pytestmark = pytest.mark.cluster
 
 def test_totals_match_a_known_job(spark):
     sc = spark.sparkContext
+    collector = StatsCollector(sc)  # created before the job: later jobs only are attributed
     sc.setJobGroup("superstep-9001", "known job")
     n = 200_000
     spark.range(0, n, numPartitions=4).repartition(4).selectExpr("id % 7 as k").groupBy("k").count().collect()
     sc.setJobGroup("other", "not ours")
     spark.range(10).count()  # must not be attributed to superstep 9001
-    stats = StatsCollector(sc).collect(9001, 5.0, executor_snapshot(sc))
+    stats = collector.collect(9001, 5.0, executor_snapshot(sc))
     # repartition shuffles every row once; the groupBy shuffles at most 7 keys per partition
     assert n <= stats["shuffle_write_records"] <= n + 4 * 7
     assert stats["shuffle_read_records"] == stats["shuffle_write_records"]
@@ -33,7 +34,7 @@ def test_totals_match_a_known_job(spark):
     # Spark's own numbers for the same stages, summed independently from the REST API
     from iterflow.sparkinfo import rest_get
 
-    ids = StatsCollector(sc).stage_ids("superstep-9001")
+    ids = collector.stage_ids("superstep-9001")
     spark_total = sum(s["shuffleWriteRecords"] for i in ids for s in rest_get(sc, f"stages/{i}"))
     assert stats["shuffle_write_records"] == spark_total
 
