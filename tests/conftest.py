@@ -79,6 +79,19 @@ def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
                             work_dir=tmp_path_factory.mktemp("driver"))
     yield session
     session.stop()
+    # The py4j gateway JVM outlives stop() until the Python process exits; end it now so the
+    # session's final check sees no JVM of ours.
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=30)
+        SparkContext._gateway = None
+        SparkContext._jvm = None
 
 
 @pytest.fixture(scope="session")
