@@ -118,6 +118,13 @@ class KMeans(IterativeProgram):
             w[i] = c
         return w
 
+    def relayout(self, partitions: int) -> None:
+        """Re-cache the points spread over the current executors."""
+        self.partitions = partitions
+        old, self.points = self.points, self.points.repartition(partitions).cache()
+        self.points.count()
+        old.unpersist()
+
     # -- supersteps ------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:
         centers = state.values["centers"]

@@ -46,6 +46,18 @@ class PageRank(IterativeProgram):
         ranks = self.vertex_ids.select("id", F.lit(1.0 / self.n).alias("rank"))
         return State({"ranks": ranks})
 
+    def relayout(self, partitions: int) -> None:
+        """Re-cache edges and vertex ids spread over the current executors."""
+        self.partitions = partitions
+        old = (self.links, self.vertex_ids, self.dangling)
+        self.links = self.links.repartition(partitions, "src").cache()
+        self.vertex_ids = self.vertex_ids.repartition(partitions, "id").cache()
+        self.dangling = self.dangling.repartition(partitions, "id").cache()
+        for df in (self.links, self.vertex_ids, self.dangling):
+            df.count()
+        for df in old:
+            df.unpersist()
+
     def step(self, state: State, superstep: int) -> State:
         d, n = self.damping, self.n
         ranks = state.frames["ranks"]

@@ -34,6 +34,13 @@ class WeaklyConnectedComponents(IterativeProgram):
         # "active" first: the barrier materializes it before "labels", which reuses it.
         return State({"active": labels, "labels": labels})
 
+    def relayout(self, partitions: int) -> None:
+        """Re-cache the adjacency spread over the current executors."""
+        self.partitions = partitions
+        old, self.neighbours = self.neighbours, self.neighbours.repartition(partitions, "src").cache()
+        self.neighbours.count()
+        old.unpersist()
+
     def step(self, state: State, superstep: int) -> State:
         active, labels = state.frames["active"], state.frames["labels"]
         heard = (active.withColumnRenamed("id", "src").join(self.neighbours, "src")

@@ -113,6 +113,7 @@ class LocalCluster:
     def start(self) -> "LocalCluster":
         """Start master and workers; return once every worker has registered as ALIVE."""
         atexit.register(self.stop)
+        _exit_cleanly_on_sigterm()
         self.base_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.base_dir, 0o700)
         try:
@@ -235,6 +236,20 @@ class LocalCluster:
             time.sleep(0.3)
         raise ClusterError(f"timed out after {self.register_timeout:.0f}s waiting for {what} "
                            f"({last or 'not ready'}); see logs in {self.base_dir / 'logs'}")
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """Make SIGTERM unwind the interpreter (``with`` blocks, ``atexit``) instead of killing it
+    on the spot, which would leave master and workers running. Only where nobody else
+    installed a handler, and only from the main thread (where Python allows it)."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        def _raise(signum: int, frame: Any) -> None:
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, _raise)
 
 
 def _kill_group(pgid: int, sig: int = signal.SIGTERM) -> None:

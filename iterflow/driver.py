@@ -111,7 +111,7 @@ class IterationDriver:
                 reconf = self.policy.decide(history, self.model)
                 record["barrier_seconds"] = time.perf_counter() - t0
                 record.update(decision=reconf.decision(record["executors"]), reason=reconf.reason)
-                state = self._apply(reconf, state, record)
+                state = self._apply(reconf, state, record, program)
                 self._next_prediction = self._predict(record)
                 if self.on_superstep:
                     self.on_superstep(record)
@@ -185,11 +185,14 @@ class IterationDriver:
                 except Exception:  # noqa: BLE001 - not a checkpointed leaf: nothing more to free
                     pass
 
-    def _apply(self, reconf: Reconfiguration, state: State, record: dict[str, Any]) -> State:
+    def _apply(self, reconf: Reconfiguration, state: State, record: dict[str, Any],
+               program: IterativeProgram) -> State:
         """Apply a reconfiguration before the next superstep; returns the (possibly secured) state.
 
         Scale-in first writes the state to the reliable checkpoint dir: local-checkpoint
-        blocks on a removed executor could not be recomputed, checkpoint files can.
+        blocks on a removed executor could not be recomputed, checkpoint files can. After any
+        change of executors the program re-lays out its cached static data over the new set
+        (job group ``relayout-<i>``, timed as ``relayout_seconds``, not part of a superstep).
         """
         current = record["executors"]
         record["executors_requested"] = current
@@ -204,4 +207,10 @@ class IterationDriver:
                           actuation_seconds=act.waited_seconds, actuation_note=act.note)
             snap = executor_snapshot(self.sc)
             record["cores_after"] = snap.cores
+            if act.active != act.before:
+                t0 = time.perf_counter()
+                self.sc.setJobGroup(f"relayout-{record['superstep']}", "re-distribute cached inputs",
+                                    interruptOnCancel=False)
+                program.relayout(self.partitions)
+                record["relayout_seconds"] = time.perf_counter() - t0
         return state

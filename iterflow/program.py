@@ -65,6 +65,14 @@ class IterativeProgram(ABC):
         """Records the superstep processed, the model's measure of work (default: input state rows)."""
         return float(sum(rows_before.values()))
 
+    def relayout(self, partitions: int) -> None:
+        """Re-distribute cached static data (edges, points) over the executors now present.
+
+        Called by the driver after executors changed. Without it, the cached partitions stay
+        on the executors that held them before (new executors fetch them remotely every
+        superstep) or are recomputed from the input (removed executors). Default: nothing.
+        """
+
     @abstractmethod
     def result(self, state: State) -> DataFrame:
         """The output DataFrame of the final state."""

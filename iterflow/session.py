@@ -46,6 +46,10 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
         "spark.ui.showConsoleProgress": "false",
         "spark.local.dir": str(work_dir / "local"),
         "spark.executor.memory": "1g",
+        # After a rescale the cached partitions sit on the old executors; waiting for
+        # locality (3 s by default) would serialize each superstep on them. Run tasks
+        # anywhere and fetch cached blocks instead.
+        "spark.locality.wait": "0s",
         "spark.driver.memory": "2g",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
     }

@@ -60,12 +60,19 @@ class StatsCollector:
         return [int(j) for j in self.tracker.getJobIdsForGroup(group) if int(j) >= self.first_job]
 
     def stage_ids(self, group: str) -> list[int]:
+        """Stages of the group's jobs that ran tasks (skipped stages are left out before any
+        REST call: re-used shuffle outputs appear in every later job's stage list)."""
         ids: set[int] = set()
         for job_id in self.job_ids(group):
             info = self.tracker.getJobInfo(job_id)
             if info.isDefined():
                 ids.update(int(s) for s in info.get().stageIds())
-        return sorted(ids)
+        ran = []
+        for sid in sorted(ids):
+            stage = self.tracker.getStageInfo(sid)
+            if stage.isDefined() and stage.get().numCompletedTasks() > 0:
+                ran.append(sid)
+        return ran
 
     def collect(self, superstep: int, wall_seconds: float, snapshot: ExecutorSnapshot,
                 state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
