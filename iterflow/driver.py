@@ -89,6 +89,7 @@ class IterationDriver:
     def run(self, program: IterativeProgram) -> RunResult:
         """Run to convergence or ``program.max_iterations``; returns output and superstep table."""
         program.partitions = self.partitions
+        self._next_prediction = float("nan")
         self.sc.setJobGroup("init", f"{program.name}: load and prepare", interruptOnCancel=False)
         state = program.init(self.spark)
         state, rows = self._barrier(state, superstep=0)
@@ -108,7 +109,8 @@ class IterationDriver:
                 record["predicted_seconds"] = predicted
                 history.append(record)
                 converged = program.converged(record["delta"])
-                reconf = self.policy.decide(history, self.model)
+                reconf = (Reconfiguration.none("converged") if converged
+                          else self.policy.decide(history, self.model))
                 record["barrier_seconds"] = time.perf_counter() - t0
                 record.update(decision=reconf.decision(record["executors"]), reason=reconf.reason)
                 state = self._apply(reconf, state, record, program)
