@@ -74,9 +74,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
     from iterflow.session import build_session
 
+    events = tmp_path_factory.mktemp("eventlog")
     session = build_session(cluster.master_url, 2, {"spark.cores.max": APP_CORES,
-                                                    "spark.app.name": "iterflow-tests"},
+                                                    "spark.app.name": "iterflow-tests",
+                                                    "spark.eventLog.enabled": "true",
+                                                    "spark.eventLog.compress": "false",
+                                                    "spark.eventLog.dir": f"file://{events}"},
                             work_dir=tmp_path_factory.mktemp("driver"))
+    session.conf.set("iterflow.test.eventlog", str(events))
     yield session
     session.stop()
     # The py4j gateway JVM outlives stop() until the Python process exits; end it now so the
