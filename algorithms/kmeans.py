@@ -121,9 +121,7 @@ class KMeans(IterativeProgram):
     def relayout(self, partitions: int) -> None:
         """Re-cache the points spread over the current executors."""
         self.partitions = partitions
-        old, self.points = self.points, self.points.repartition(partitions).cache()
-        self.points.count()
-        old.unpersist()
+        self.points = self.recache(self.points, partitions)
 
     # -- supersteps ------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:

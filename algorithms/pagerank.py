@@ -49,14 +49,9 @@ class PageRank(IterativeProgram):
     def relayout(self, partitions: int) -> None:
         """Re-cache edges and vertex ids spread over the current executors."""
         self.partitions = partitions
-        old = (self.links, self.vertex_ids, self.dangling)
-        self.links = self.links.repartition(partitions, "src").cache()
-        self.vertex_ids = self.vertex_ids.repartition(partitions, "id").cache()
-        self.dangling = self.dangling.repartition(partitions, "id").cache()
-        for df in (self.links, self.vertex_ids, self.dangling):
-            df.count()
-        for df in old:
-            df.unpersist()
+        self.links = self.recache(self.links, partitions, "src")
+        self.vertex_ids = self.recache(self.vertex_ids, partitions, "id")
+        self.dangling = self.recache(self.dangling, partitions, "id")
 
     def step(self, state: State, superstep: int) -> State:
         d, n = self.damping, self.n

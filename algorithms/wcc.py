@@ -37,9 +37,7 @@ class WeaklyConnectedComponents(IterativeProgram):
     def relayout(self, partitions: int) -> None:
         """Re-cache the adjacency spread over the current executors."""
         self.partitions = partitions
-        old, self.neighbours = self.neighbours, self.neighbours.repartition(partitions, "src").cache()
-        self.neighbours.count()
-        old.unpersist()
+        self.neighbours = self.recache(self.neighbours, partitions, "src")
 
     def step(self, state: State, superstep: int) -> State:
         active, labels = state.frames["active"], state.frames["labels"]

@@ -12,6 +12,7 @@ import atexit
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -161,8 +162,6 @@ class LocalCluster:
             self._cpu.remove()
             self._cpu = None
         if self._own_dir and self.base_dir.exists():
-            import shutil
-
             shutil.rmtree(self.base_dir, ignore_errors=True)
         atexit.unregister(self.stop)
 
@@ -270,8 +269,6 @@ def stop_detached(info: ClusterInfo, timeout: float = 15.0) -> None:
         _kill_group(pgid, signal.SIGKILL)
     if info.cgroups:
         CpuShare(info.cgroups, "").remove()
-    import shutil
-
     shutil.rmtree(info.base_dir, ignore_errors=True)
 
 

@@ -18,7 +18,7 @@ from iterflow.errors import InputError
 POINT_FORMATS = ("csv", "parquet")
 
 
-def _looks_numeric(token: str) -> bool:
+def looks_numeric(token: str) -> bool:
     try:
         float(token)
         return True
@@ -30,7 +30,7 @@ def _has_header(path: str) -> bool:
     """A header is a first line with any non-numeric cell."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         first = fh.readline().strip()
-    return bool(first) and not all(_looks_numeric(t) for t in first.split(","))
+    return bool(first) and not all(looks_numeric(t) for t in first.split(","))
 
 
 def feature_columns(df: DataFrame) -> list[str]:

@@ -73,6 +73,14 @@ class IterativeProgram(ABC):
         superstep) or are recomputed from the input (removed executors). Default: nothing.
         """
 
+    @staticmethod
+    def recache(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
+        """``df`` re-partitioned (by ``keys``), cached and materialized; the old copy freed."""
+        new = (df.repartition(partitions, *keys) if keys else df.repartition(partitions)).cache()
+        new.count()
+        df.unpersist()
+        return new
+
     @abstractmethod
     def result(self, state: State) -> DataFrame:
         """The output DataFrame of the final state."""

@@ -21,6 +21,7 @@ from iterflow.cluster import LocalCluster, load_detached
 from iterflow.driver import IterationDriver, RunResult
 from iterflow.errors import InputError
 from iterflow.policy import make_policy
+from iterflow.pointsio import looks_numeric
 from iterflow.session import build_session
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ def _read_centers(path: str) -> np.ndarray:
             df = df[[c for c in df.columns if c not in ("id", "cluster")]]
         else:
             df = pd.read_csv(path, header=None, comment="#")
-            if not all(_numeric(v) for v in df.iloc[0]):
+            if not all(looks_numeric(str(v)) for v in df.iloc[0]):
                 df = df.iloc[1:]
         arr = df.astype(float).to_numpy()
     except (ValueError, OSError) as exc:
@@ -158,14 +159,6 @@ def _read_centers(path: str) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise InputError(f"{path}: NaN or infinite value in initial centers")
     return arr
-
-
-def _numeric(v: object) -> bool:
-    try:
-        float(v)  # type: ignore[arg-type]
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def write_atomically(target: str, write: Callable[[str], None]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.driver import IterationDriver
-from iterflow.generate import rmat_edges, write_points, write_rmat
+from iterflow.generate import write_points, write_rmat
 from iterflow.graphio import load_graph
 from iterflow.pointsio import load_points
 from tests.conftest import GRAPHALYTICS

@@ -2,8 +2,6 @@
 convergence rules, and the policy hook."""
 from __future__ import annotations
 
-import time
-
 import pytest
 from pyspark.sql import functions as F
 
