@@ -118,10 +118,11 @@ class KMeans(IterativeProgram):
             w[i] = c
         return w
 
-    def relayout(self, partitions: int) -> None:
-        """Re-cache the points spread over the current executors."""
+    def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
+        """Re-cache the points spread over the current executors (the state is the centers)."""
         self.partitions = partitions
         self.points = self.recache(self.points, partitions)
+        return state
 
     # -- supersteps ------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:

@@ -1,84 +1,168 @@
-"""PageRank with LDBC Graphalytics semantics.
+"""PageRank with LDBC Graphalytics semantics, its state laid out by bins.
 
 Start at 1/|V|; every superstep
 ``PR(v) = (1-d)/|V| + d * sum_{u->v} PR(u)/outdeg(u) + (d/|V|) * sum_{dangling w} PR(w)``;
 an undirected edge counts in both directions. Runs a fixed number of supersteps, or stops
 early once the L1 change of the ranks falls to ``tol``.
 
-Costs per superstep: one shuffle of the contributions (edges joined with ranks, both
-hash-partitioned by vertex, so the join itself moves nothing), a tiny aggregate of the
-dangling mass, and -- only when ``tol`` is set -- a co-partitioned join for the L1 delta.
+Layout: vertex ids hash into bins, bins map to partitions (:class:`~iterflow.binlayout.BinLayout`).
+Ranks, vertex ids and dangling vertices are placed by the vertex's bin, edges by their
+source's bin and carry their destination's partition key ``dpk``. Costs per superstep: one
+shuffle -- the contributions, to their destination's partition; the join of edges with ranks
+and of contributions with vertices are co-partitioned and move nothing -- a tiny aggregate
+of the dangling mass, and, when a tolerance is set, a co-partitioned join for the L1 delta.
+Moving bins (hotspots) or changing the partition count re-places only the rows whose bin
+changed partition; ``bin_load`` (edges out of + into each bin) is what the rebalancer balances.
+
+Two step functions (``variants``):
+
+* ``full`` -- every vertex sends ``rank / outdeg`` along every edge;
+* ``delta`` -- only vertices whose rank moved by more than ``delta_threshold`` since they
+  last sent send the *change* (``rank - sent``); every vertex keeps the sum ``acc`` of what
+  it received. With threshold 0 it equals ``full``; above 0 each vertex holds back less than
+  the threshold, so the error stays within about ``threshold`` per rank, and a superstep
+  after most ranks have settled shuffles a fraction of the messages. Switching from
+  ``full`` adds ``sent = 0, acc = 0``: the first delta superstep sends everything once.
 """
 from __future__ import annotations
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from iterflow.binlayout import DEFAULT_BINS, PK, BinLayout
 from iterflow.graphio import Graph
 from iterflow.program import IterativeProgram, State
 
 
 class PageRank(IterativeProgram):
     name = "pagerank"
+    variants = ("full", "delta")
 
     def __init__(self, graph: Graph, damping: float = 0.85, max_iterations: int = 20,
-                 tol: float | None = None) -> None:
+                 tol: float | None = None, *, n_bins: int = DEFAULT_BINS,
+                 delta_threshold: float | None = None, measure_delta: bool = False) -> None:
         super().__init__(max_iterations, tol)
         if not 0 < damping < 1:
             raise ValueError(f"damping must be in (0, 1) (got {damping})")
+        if delta_threshold is not None and not delta_threshold >= 0:
+            raise ValueError(f"delta_threshold must be >= 0 (got {delta_threshold})")
         self.graph = graph
         self.damping = damping
+        self.n_bins = n_bins
+        self.delta_threshold = delta_threshold  # None: 1e-4 / |V| (set in init)
+        self.measure_delta = measure_delta or tol is not None
 
+    # -- layout ------------------------------------------------------------------------------
     def init(self, spark: SparkSession) -> State:
-        g, p = self.graph, self.partitions
+        g = self.graph
         edges = g.edges.select("src", "dst")
         if not g.directed:
             edges = edges.union(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
         outdeg = edges.groupBy("src").agg(F.count("*").alias("outdeg"))
         self.n = g.vertices.count()
-        self.vertex_ids = g.vertices.select("id").repartition(p, "id").cache()
-        self.links = (edges.join(outdeg, "src")
-                      .select("src", "dst", (1.0 / F.col("outdeg")).alias("w"))
-                      .repartition(p, "src").cache())
-        self.links_count = self.links.count()  # materializes the cached edges once
-        self.dangling = (self.vertex_ids.join(outdeg.withColumnRenamed("src", "id"), "id", "left_anti")
-                         .cache())
-        ranks = self.vertex_ids.select("id", F.lit(1.0 / self.n).alias("rank"))
+        if self.delta_threshold is None:
+            self.delta_threshold = 1e-4 / self.n
+        self.layout = BinLayout.uniform(spark, self.partitions, self.n_bins)
+        weighted = edges.join(outdeg, "src").select("src", "dst", (1.0 / F.col("outdeg")).alias("w"))
+        dangling = g.vertices.select("id").join(outdeg.withColumnRenamed("src", "id"), "id", "left_anti")
+        self._place_inputs(weighted, g.vertices.select("id"), dangling)
+        self.links_count = self.links.count()
+        load_out = self.layout.bin_counts(self.links, "src")
+        self._bin_load = load_out + self.layout.bin_counts(self.links, "dst")
+        ranks = self.vertex_ids.select(PK, "id", F.lit(1.0 / self.n).alias("rank"))
         return State({"ranks": ranks})
 
-    def relayout(self, partitions: int) -> None:
-        """Re-cache edges and vertex ids spread over the current executors."""
-        self.partitions = partitions
-        self.links = self.recache(self.links, partitions, "src")
-        self.vertex_ids = self.recache(self.vertex_ids, partitions, "id")
-        self.dangling = self.recache(self.dangling, partitions, "id")
+    def _place_inputs(self, weighted: DataFrame, vertex_ids: DataFrame, dangling: DataFrame) -> None:
+        """Place (lazily, then cache and materialize) edges, vertex ids and dangling vertices."""
+        lay = self.layout
+        links = lay.place(lay.with_pk(weighted, "dst", "dpk"), "src").cache()
+        ids = lay.place(vertex_ids, "id").cache()
+        dang = lay.place(dangling, "id").cache()
+        for df in (links, ids, dang):
+            df.count()
+        self.links, self.vertex_ids, self.dangling = links, ids, dang
 
+    def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
+        """Re-place edges, vertices and ranks for ``assignment`` (or, when only the partition
+        count changed, for the minimal-movement rescale of the current assignment)."""
+        from iterflow.partitioning import rescale
+
+        if assignment is None:
+            assignment = rescale(self.layout.assignment, partitions, self._bin_load)
+        self.partitions = assignment.n_partitions
+        old = (self.links, self.vertex_ids, self.dangling)
+        self.layout = self.layout.moved_to(assignment)
+        self._place_inputs(old[0].drop(PK, "dpk"), old[1].drop(PK), old[2].drop(PK))
+        for df in old:
+            df.unpersist()
+        frames = {name: self.layout.place(df.drop(PK), "id") for name, df in state.frames.items()}
+        return State(frames, dict(state.values))
+
+    def bin_load(self, state: State) -> np.ndarray:
+        """Edges out of and into each bin: the join stage works by source, the aggregation by
+        destination. Static for PageRank, so measured once (in ``init``)."""
+        return self._bin_load
+
+    # -- supersteps --------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:
+        return self._step_delta(state) if self.variant == "delta" else self._step_full(state)
+
+    def _mass(self, ranks: DataFrame) -> DataFrame:
+        """The dangling vertices' rank mass, one row (broadcast into the update)."""
+        return F.broadcast(ranks.join(self.dangling, [PK, "id"])
+                           .agg(F.coalesce(F.sum("rank"), F.lit(0.0)).alias("m")))
+
+    def _messages(self, senders: DataFrame, value: str) -> DataFrame:
+        """``sum(value * w)`` per destination, on the destination's partition (the one shuffle)."""
+        sent = (self.links.join(senders.withColumnRenamed("id", "src"), [PK, "src"])
+                .select(F.col("dpk").alias(PK), F.col("dst").alias("id"), (F.col(value) * F.col("w")).alias("c")))
+        return self.layout.colocate(sent).groupBy(PK, "id").agg(F.sum("c").alias("c"))
+
+    def _step_full(self, state: State) -> State:
         d, n = self.damping, self.n
         ranks = state.frames["ranks"]
-        contrib = (self.links.join(ranks.withColumnRenamed("id", "src"), "src")
-                   .groupBy(F.col("dst").alias("id")).agg(F.sum(F.col("rank") * F.col("w")).alias("c")))
-        mass = ranks.join(self.dangling, "id").agg(F.coalesce(F.sum("rank"), F.lit(0.0)).alias("m"))
-        new = (self.vertex_ids.join(contrib, "id", "left")
-               .crossJoin(F.broadcast(mass))
-               .select("id", ((1 - d) / n + d * F.coalesce(F.col("c"), F.lit(0.0))
-                              + d * F.col("m") / n).alias("rank")))
+        new = (self.vertex_ids.join(self._messages(ranks, "rank"), [PK, "id"], "left")
+               .crossJoin(self._mass(ranks))
+               .select(PK, "id", ((1 - d) / n + d * F.coalesce(F.col("c"), F.lit(0.0))
+                                  + d * F.col("m") / n).alias("rank")))
         return State({"ranks": new})
 
+    def _step_delta(self, state: State) -> State:
+        d, n, th = self.damping, self.n, self.delta_threshold
+        v = state.frames["ranks"]
+        moved = F.abs(F.col("rank") - F.col("sent")) > F.lit(th)
+        changed = v.where(moved).select(PK, "id", (F.col("rank") - F.col("sent")).alias("dr"))
+        acc = F.col("acc") + F.coalesce(F.col("c"), F.lit(0.0))
+        new = (v.join(self._messages(changed, "dr"), [PK, "id"], "left")
+               .crossJoin(self._mass(v))
+               .select(PK, "id", ((1 - d) / n + d * acc + d * F.col("m") / n).alias("rank"),
+                       F.when(moved, F.col("rank")).otherwise(F.col("sent")).alias("sent"),
+                       acc.alias("acc")))
+        return State({"ranks": new})
+
+    def switch_variant(self, variant: str, state: State) -> State:
+        state = super().switch_variant(variant, state)
+        ranks = state.frames["ranks"].select(PK, "id", "rank")
+        if variant == "delta":
+            ranks = ranks.withColumn("sent", F.lit(0.0)).withColumn("acc", F.lit(0.0))
+        return State({"ranks": ranks}, dict(state.values))
+
     def delta(self, old: State, new: State, rows: dict[str, int]) -> float | None:
-        """L1 change of the ranks (computed only when a tolerance asks for it)."""
-        if self.tol is None:
+        """L1 change of the ranks (computed only when a tolerance or a logic switch asks for it)."""
+        if not self.measure_delta:
             return None
-        a = old.frames["ranks"].withColumnRenamed("rank", "a")
-        b = new.frames["ranks"].withColumnRenamed("rank", "b")
-        return float(a.join(b, "id").agg(F.sum(F.abs(F.col("a") - F.col("b")))).first()[0])
+        a = old.frames["ranks"].select(PK, "id", F.col("rank").alias("a"))
+        b = new.frames["ranks"].select(PK, "id", F.col("rank").alias("b"))
+        return float(a.join(b, [PK, "id"]).agg(F.sum(F.abs(F.col("a") - F.col("b")))).first()[0])
 
     def work(self, rows_before: dict[str, int], rows_after: dict[str, int]) -> float:
-        """Every edge carries a contribution each superstep."""
+        """Every edge carries a contribution each superstep (an upper bound under ``delta``)."""
         return float(self.links_count)
 
     def result(self, state: State) -> DataFrame:
         return state.frames["ranks"].select("id", F.col("rank").alias("value"))
 
     def params(self) -> dict[str, object]:
-        return {**super().params(), "damping": self.damping, "directed": self.graph.directed}
+        return {**super().params(), "damping": self.damping, "directed": self.graph.directed,
+                "n_bins": self.n_bins, "delta_threshold": self.delta_threshold}

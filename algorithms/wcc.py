@@ -34,10 +34,13 @@ class WeaklyConnectedComponents(IterativeProgram):
         # "active" first: the barrier materializes it before "labels", which reuses it.
         return State({"active": labels, "labels": labels})
 
-    def relayout(self, partitions: int) -> None:
-        """Re-cache the adjacency spread over the current executors."""
+    def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
+        """Re-cache the adjacency and re-partition the labels over ``partitions`` (the active
+        set follows: it is joined with the labels next superstep)."""
         self.partitions = partitions
         self.neighbours = self.recache(self.neighbours, partitions, "src")
+        return State({name: df.repartition(partitions, "id") for name, df in state.frames.items()},
+                     dict(state.values))
 
     def step(self, state: State, superstep: int) -> State:
         active, labels = state.frames["active"], state.frames["labels"]

@@ -66,12 +66,14 @@ class IterationDriver:
     model fed at every barrier (a fresh :class:`ResourceModel` by default; pass a warm-started
     one to reuse history); ``collect_stats=False`` skips the statistics (and the model).
     Superstep 1 (JIT warm-up, first reads of cached inputs) is recorded but not fed to the model.
+    ``partitions_follow_cores``: after executors change, the partition count is scaled by the
+    same factor as the cores (``partitions`` per core at the start is kept).
     """
 
     def __init__(self, spark: SparkSession, policy: Policy | None = None, *,
                  checkpoint_interval: int = 10,
                  partitions: int | None = None, model: ResourceModel | None = None,
-                 collect_stats: bool = True,
+                 collect_stats: bool = True, partitions_follow_cores: bool = True,
                  on_superstep: Callable[[dict[str, Any]], None] | None = None) -> None:
         if checkpoint_interval < 1:
             raise ValueError(f"checkpoint_interval must be >= 1 (got {checkpoint_interval})")
@@ -80,6 +82,7 @@ class IterationDriver:
         self.policy = policy or StaticPolicy()
         self.checkpoint_interval = checkpoint_interval
         self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+        self.partitions_follow_cores = partitions_follow_cores
         self.on_superstep = on_superstep
         self.model = model if model is not None else ResourceModel()
         self.stats = StatsCollector(self.sc) if collect_stats else None
@@ -89,6 +92,8 @@ class IterationDriver:
     def run(self, program: IterativeProgram) -> RunResult:
         """Run to convergence or ``program.max_iterations``; returns output and superstep table."""
         program.partitions = self.partitions
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(self.partitions))
+        self._per_core = self.partitions / max(executor_snapshot(self.sc).cores, 1)
         self._next_prediction = float("nan")
         self.sc.setJobGroup("init", f"{program.name}: load and prepare", interruptOnCancel=False)
         state = program.init(self.spark)
@@ -107,6 +112,7 @@ class IterationDriver:
                     if i > 1:
                         self.model.observe(record["cores"], record["work"], record["wall_seconds"])
                 record["predicted_seconds"] = predicted
+                self._layout_figures(program, state, record)
                 history.append(record)
                 converged = program.converged(record["delta"])
                 reconf = (Reconfiguration.none("converged") if converged
@@ -121,7 +127,22 @@ class IterationDriver:
                     break
         finally:
             self.sc.setJobGroup("result", f"{program.name}: result", interruptOnCancel=False)
-        return RunResult(program.result(state), pd.DataFrame(history), converged, program.name)
+        table = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in history])
+        return RunResult(program.result(state), table, converged, program.name)
+
+    @staticmethod
+    def _layout_figures(program: IterativeProgram, state: State, record: dict[str, Any]) -> None:
+        """Step variant, and for a program laid out by bins: its per-bin load and assignment
+        (``_``-keys, for the policy only) and the partition imbalance they imply."""
+        record["variant"] = program.variant
+        if program.layout is None:
+            return
+        from iterflow.partitioning import imbalance
+
+        load = program.bin_load(state)
+        assignment = program.layout.assignment
+        record.update(_bin_load=load, _assignment=assignment,
+                      partition_imbalance=imbalance(assignment.partition_load(load)))
 
     def _predict(self, last: dict[str, Any]) -> float:
         """The model's prediction for the next superstep, at the cores in force after this
@@ -189,16 +210,23 @@ class IterationDriver:
 
     def _apply(self, reconf: Reconfiguration, state: State, record: dict[str, Any],
                program: IterativeProgram) -> State:
-        """Apply a reconfiguration before the next superstep; returns the (possibly secured) state.
+        """Apply a reconfiguration before the next superstep; returns the (possibly re-laid out)
+        state. Trisk's three dimensions, in this order:
 
-        Scale-in first writes the state to the reliable checkpoint dir: local-checkpoint
-        blocks on a removed executor could not be recomputed, checkpoint files can. After any
-        change of executors the program re-lays out its cached static data over the new set
-        (job group ``relayout-<i>``, timed as ``relayout_seconds``, not part of a superstep).
+        1. resources -- scale-in first writes the state to the reliable checkpoint dir (local
+           checkpoint blocks on a removed executor could not be recomputed, checkpoint files
+           can); then executors are requested or killed (:mod:`iterflow.actuation`);
+        2. partitioning -- after executors changed, the partition count follows the cores; a
+           policy may also move bins (``bin_assignment``) or set ``partitions``. The program
+           re-places its cached inputs and its state (job group ``relayout-<i>``, timed and
+           measured apart from the supersteps: ``relayout_seconds``, its shuffle bytes and how
+           many of them crossed executors);
+        3. logic -- the program switches its step function (``step_variant``).
         """
         current = record["executors"]
         record["executors_requested"] = current
         record["executors_active"] = current
+        partitions, assignment = reconf.partitions, reconf.bin_assignment
         if reconf.executors is not None and reconf.executors != current:
             if reconf.executors < current:
                 secured, _ = self._barrier(state, superstep=self.checkpoint_interval)  # reliable
@@ -209,10 +237,41 @@ class IterationDriver:
                           actuation_seconds=act.waited_seconds, actuation_note=act.note)
             snap = executor_snapshot(self.sc)
             record["cores_after"] = snap.cores
-            if act.active != act.before:
-                t0 = time.perf_counter()
-                self.sc.setJobGroup(f"relayout-{record['superstep']}", "re-distribute cached inputs",
-                                    interruptOnCancel=False)
-                program.relayout(self.partitions)
-                record["relayout_seconds"] = time.perf_counter() - t0
+            if act.active != act.before and partitions is None and assignment is None:
+                # the count follows the cores; an unchanged count still re-distributes
+                partitions = (max(1, round(self._per_core * snap.cores)) if self.partitions_follow_cores
+                              else self.partitions)
+        if assignment is not None:
+            partitions = assignment.n_partitions
+        if partitions is not None:
+            state = self._relayout(program, state, record, partitions, assignment)
+        if reconf.step_variant is not None and reconf.step_variant != program.variant:
+            switched = program.switch_variant(reconf.step_variant, state)
+            new, _ = self._barrier(switched, superstep=0)
+            self._release(state, keep=new)
+            state = new
         return state
+
+    def _relayout(self, program: IterativeProgram, state: State, record: dict[str, Any],
+                  partitions: int, assignment: Any) -> State:
+        i = record["superstep"]
+        t0 = time.perf_counter()
+        group = f"relayout-{i}"
+        self.sc.setJobGroup(group, "re-distribute cached inputs and state", interruptOnCancel=False)
+        before = program.layout.assignment if program.layout is not None else None
+        self.partitions = partitions
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        moved = program.relayout(partitions, state, assignment)
+        new, _ = self._barrier(moved, superstep=0)
+        self._release(state, keep=new)
+        wall = time.perf_counter() - t0
+        record.update(partitions_after=partitions, relayout_seconds=wall)
+        if before is not None and program.layout is not None:
+            from iterflow.partitioning import moved_fraction
+
+            record["bins_moved_fraction"] = moved_fraction(before, program.layout.assignment)
+        if self.stats is not None:
+            figures = self.stats.collect_group(group, wall, executor_snapshot(self.sc))
+            record.update(relayout_shuffle_bytes=figures["shuffle_read_bytes"],
+                          relayout_remote_bytes=figures["shuffle_remote_bytes"])
+        return new

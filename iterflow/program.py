@@ -32,6 +32,8 @@ class IterativeProgram(ABC):
     """
 
     name: str = "program"
+    #: Alternative step functions a policy may switch between at a barrier (first: the default).
+    variants: tuple[str, ...] = ("default",)
 
     def __init__(self, max_iterations: int, tol: float | None = None) -> None:
         if max_iterations < 1:
@@ -41,6 +43,9 @@ class IterativeProgram(ABC):
         self.max_iterations = max_iterations
         self.tol = tol
         self.partitions: int = 0  # set by the driver before init()
+        self.variant: str = self.variants[0]
+        #: the bin layout of a program that places its state by bins (``None``: Spark's hash)
+        self.layout: Any = None
 
     @abstractmethod
     def init(self, spark: SparkSession) -> State:
@@ -65,13 +70,35 @@ class IterativeProgram(ABC):
         """Records the superstep processed, the model's measure of work (default: input state rows)."""
         return float(sum(rows_before.values()))
 
-    def relayout(self, partitions: int) -> None:
-        """Re-distribute cached static data (edges, points) over the executors now present.
+    def relayout(self, partitions: int, state: State, assignment: Any = None) -> State:
+        """Re-distribute cached static data (edges, points) and the state over ``partitions``.
 
-        Called by the driver after executors changed. Without it, the cached partitions stay
-        on the executors that held them before (new executors fetch them remotely every
-        superstep) or are recomputed from the input (removed executors). Default: nothing.
+        Called by the driver after executors changed (the partition count follows the
+        cores) and when a policy moves bins (``assignment``, a
+        :class:`~iterflow.partitioning.BinAssignment`; only programs with a :attr:`layout`
+        get one). Without it the cached partitions stay on the executors that held them
+        (new executors fetch them remotely every superstep) or are recomputed from the
+        input (removed executors). Returns the state, lazily re-laid out; the driver
+        materializes it. Default: only the partition count is recorded.
         """
+        self.partitions = partitions
+        return state
+
+    def bin_load(self, state: State) -> Any:
+        """Per-bin load (numpy array, one entry per bin of :attr:`layout`) after a superstep.
+
+        Only programs with a :attr:`layout` measure it; the driver passes it to the policy,
+        which may move hot bins (AutoFlow). Default: ``None``.
+        """
+        return None
+
+    def switch_variant(self, variant: str, state: State) -> State:
+        """Use step function ``variant`` from the next superstep on; returns the state adapted
+        to it (a variant may need more columns). Called by the driver at a barrier."""
+        if variant not in self.variants:
+            raise ValueError(f"{self.name} has no step variant {variant!r} (it has {', '.join(self.variants)})")
+        self.variant = variant
+        return state
 
     @staticmethod
     def recache(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
@@ -87,4 +114,5 @@ class IterativeProgram(ABC):
 
     def params(self) -> dict[str, Any]:
         """Parameters worth logging with the run."""
-        return {"program": self.name, "max_iterations": self.max_iterations, "tol": self.tol}
+        return {"program": self.name, "max_iterations": self.max_iterations, "tol": self.tol,
+                "variant": self.variant}

@@ -77,9 +77,13 @@ class StatsCollector:
     def collect(self, superstep: int, wall_seconds: float, snapshot: ExecutorSnapshot,
                 state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
         """Statistics of superstep ``superstep`` (all jobs of group ``superstep-<i>``)."""
+        return self.collect_group(f"superstep-{superstep}", wall_seconds, snapshot, state_rdd_ids)
+
+    def collect_group(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot,
+                      state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
+        """Statistics of every job of job group ``group`` (a superstep, or a relayout)."""
         t0 = time.perf_counter()
         _drain_listener_bus(self.sc)
-        group = f"superstep-{superstep}"
         jobs = self.job_ids(group)
         # One REST call per stage, sequentially: ~10 ms each, while concurrent calls were
         # measured to stall the UI server for ~1 s.

@@ -2,7 +2,9 @@
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.dynamic import DynamicAllocationPolicy
 from iterflow.policies.forecast import Forecast, forecast
+from iterflow.policies.layout import LogicSwitch, Rebalancing
 from iterflow.policies.rules import EfficiencyPolicy, FastestPolicy, TargetPolicy
 
 __all__ = ["AdaptivePolicy", "Context", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
-           "Forecast", "Predictor", "TargetPolicy", "Want", "forecast"]
+           "Forecast", "LogicSwitch", "Predictor", "Rebalancing", "TargetPolicy", "Want",
+           "forecast"]
