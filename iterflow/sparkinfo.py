@@ -37,6 +37,7 @@ def executor_snapshot(sc: Any) -> ExecutorSnapshot:
                                     tuple(sorted(e["id"] for e in rows)))
         except OSError as exc:  # UI momentarily unavailable: fall back to the JVM view
             log.debug("executor REST query failed: %s", exc)
-    ids = tuple(sorted(str(x) for x in sc._jsc.sc().getExecutorIds()))
+    listed = str(sc._jsc.sc().getExecutorIds().mkString(","))  # a Scala Seq: not iterable from py4j
+    ids = tuple(sorted(x for x in listed.split(",") if x))
     per = int(sc.getConf().get("spark.executor.cores", "1"))
     return ExecutorSnapshot(len(ids), per * len(ids), ids)

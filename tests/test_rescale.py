@@ -1,12 +1,12 @@
 """Executors really change at barriers: checked from outside the framework, in Spark's event log."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from iterflow.eventlog import executors_at_superstep_start, find_log
 from iterflow.reconfig import Reconfiguration
 
 pytestmark = pytest.mark.cluster
@@ -25,33 +25,6 @@ class Scripted:
         return Reconfiguration.none("test: keep")
 
 
-def event_lines(log: Path) -> list[str]:
-    """Lines of an event log: a file, or Spark 4's rolling ``eventlog_v2_<app>/events_<n>_...``."""
-    if log.is_file():
-        return log.read_text().splitlines()
-    parts = sorted((p for p in log.iterdir() if p.name.startswith("events_")),
-                   key=lambda p: int(p.name.split("_")[1]))
-    return [ln for p in parts for ln in p.read_text().splitlines()]
-
-
-def executors_at_superstep_start(log: Path, app_start_job: int) -> dict[int, int]:
-    """Executors alive when the first job of each group superstep-<i> was submitted."""
-    alive: set[str] = set()
-    out: dict[int, int] = {}
-    for line in event_lines(log):
-        ev = json.loads(line)
-        kind = ev["Event"]
-        if kind == "SparkListenerExecutorAdded":
-            alive.add(ev["Executor ID"])
-        elif kind == "SparkListenerExecutorRemoved":
-            alive.discard(ev["Executor ID"])
-        elif kind == "SparkListenerJobStart" and ev["Job ID"] >= app_start_job:
-            group = (ev.get("Properties") or {}).get("spark.jobGroup.id", "")
-            if group.startswith("superstep-"):
-                out.setdefault(int(group.split("-")[1]), len(alive))
-    return out
-
-
 def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     from algorithms import PageRank
     from iterflow.driver import IterationDriver
@@ -67,10 +40,12 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     assert list(t["executors"]) == [2, 1, 1, 2, 2]
     assert list(t["decision"]) == ["down", "same", "up", "same", "same"]
     assert (t["executors_active"] == t["executors_requested"]).all()
+    # the partition count follows the cores: 4 partitions on 2 cores, 2 on 1, 4 again on 2
+    per_core = 4 / t["cores"].iloc[0]
+    assert list(t["partitions"]) == [round(per_core * c) for c in t["cores"]]
 
-    logs = [p for p in Path(spark.conf.get("iterflow.test.eventlog")).iterdir() if sc.applicationId in p.name]
-    assert logs, "no event log for this application"
-    seen = executors_at_superstep_start(logs[0], first_job)
+    seen = executors_at_superstep_start(find_log(Path(spark.conf.get("iterflow.test.eventlog")),
+                                                 sc.applicationId), first_job)
     assert [seen[i] for i in range(1, 6)] == [2, 1, 1, 2, 2]
 
     # the answer is unaffected by losing and gaining executors mid-run

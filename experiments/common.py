@@ -1,0 +1,71 @@
+"""What every experiment shares: the emulated cluster, its session, the inputs, the summaries.
+
+The emulated cluster is a :class:`~iterflow.cluster.LocalCluster` of ``workers`` workers of
+one core each, every worker (and the executor it forks) capped by a cgroup v1 cpu quota at
+``cpu_share`` of a core -- one 2-core box behaving like several small nodes. Where cgroups
+are not writable the cluster runs uncapped and says so; every experiment prints that note.
+"""
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "experiments" / "results"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from iterflow.cluster import LocalCluster  # noqa: E402
+from iterflow.generate import write_points, write_rmat  # noqa: E402
+from iterflow.session import build_session  # noqa: E402
+
+
+@contextlib.contextmanager
+def emulated_cluster(workers: int = 4, cpu_share: float | None = 0.5, partitions: int = 8,
+                     eventlog: Path | None = None, conf: dict[str, str] | None = None) -> Iterator[Any]:
+    """Yield ``(cluster, spark)``; everything is stopped on exit, also on errors and Ctrl-C."""
+    with LocalCluster(workers, 1, "3g", cpu_share) as cluster:
+        print(f"cluster: {workers} workers x 1 core; {cluster.cpu_share_note or 'no cpu share'}", flush=True)
+        settings = {"spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g",
+                    "spark.sql.shuffle.partitions": str(partitions),
+                    "spark.default.parallelism": str(partitions)}
+        if eventlog is not None:
+            eventlog.mkdir(parents=True, exist_ok=True)
+            settings.update({"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
+                             "spark.eventLog.dir": f"file://{eventlog}"})
+        settings.update(conf or {})
+        spark = build_session(cluster.master_url, workers, settings,
+                              work_dir=Path(tempfile.mkdtemp(prefix="iterflow-exp-")))
+        try:
+            yield cluster, spark
+        finally:
+            spark.stop()
+
+
+def rmat(scale: int, edges: int, seed: int = 1) -> Path:
+    """The R-MAT edge list (a = 0.57), generated once under ``data/``."""
+    path = ROOT / "data" / f"rmat-{scale}-{edges}.txt"
+    if not path.exists():
+        print(f"generating {path} ...", flush=True)
+        write_rmat(path, scale, edges, seed=seed)
+    return path
+
+
+def points(n: int, k: int, dim: int = 4, seed: int = 1) -> Path:
+    path = ROOT / "data" / f"points-{n}-{k}-{dim}.csv"
+    if not path.exists():
+        print(f"generating {path} ...", flush=True)
+        write_points(path, n, k, dim, seed)
+    return path
+
+
+def med(values: Sequence[float]) -> str:
+    """``median [min-max]`` of repeated measurements."""
+    vals = [float(v) for v in values]
+    if not vals:
+        return "n/a"
+    return f"{statistics.median(vals):.3g} [{min(vals):.3g}-{max(vals):.3g}]"
