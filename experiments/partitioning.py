@@ -89,6 +89,7 @@ def movement_runs(spark, g, driver_factory, reps: int) -> pd.DataFrame:
             rows.append({"experiment": "movement", "mode": mode, "rep": rep,
                          "partitions": f"{int(r['partitions'])}->{int(r['partitions_after'])}",
                          "bins_moved_fraction": r["bins_moved_fraction"],
+                         "load_moved_fraction": r.get("load_moved_fraction", float("nan")),
                          "relayout_shuffle_bytes": r["relayout_shuffle_bytes"],
                          "relayout_remote_bytes": r["relayout_remote_bytes"],
                          "relayout_remote_fraction": r["relayout_remote_bytes"] / max(r["relayout_shuffle_bytes"], 1),
@@ -141,7 +142,8 @@ def main() -> int:
                   f"{med(grp['records_max_over_mean'])}, bin-load imbalance {med(grp['predicted_imbalance'])} "
                   f"(start {med(grp['imbalance_start'])})")
         else:
-            print(f"movement {mode:>10}: bins moved {med(grp['bins_moved_fraction'])}, relayout shuffle "
+            print(f"movement {mode:>10}: bins moved {med(grp['bins_moved_fraction'])}, edge load moved "
+                  f"{med(grp['load_moved_fraction'])}, relayout shuffle "
                   f"{med(grp['relayout_shuffle_bytes'] / 1e6)} MB of which remote {med(grp['relayout_remote_bytes'] / 1e6)} MB, "
                   f"relayout {med(grp['relayout_seconds'])} s")
     print(f"table: {args.out}; {time.time() - t0:.0f}s in total")

@@ -267,9 +267,12 @@ class IterationDriver:
         wall = time.perf_counter() - t0
         record.update(partitions_after=partitions, relayout_seconds=wall)
         if before is not None and program.layout is not None:
-            from iterflow.partitioning import moved_fraction
+            from iterflow.partitioning import moved_fraction, moved_load
 
-            record["bins_moved_fraction"] = moved_fraction(before, program.layout.assignment)
+            after, load = program.layout.assignment, program.bin_load(new)
+            record["bins_moved_fraction"] = moved_fraction(before, after)
+            if load is not None and load.sum() > 0:  # share of the work (edges) whose partition changed
+                record["load_moved_fraction"] = moved_load(before, after, load) / load.sum()
         if self.stats is not None:
             figures = self.stats.collect_group(group, wall, executor_snapshot(self.sc))
             record.update(relayout_shuffle_bytes=figures["shuffle_read_bytes"],
