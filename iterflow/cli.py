@@ -1,4 +1,4 @@
-"""The ``iterflow`` command line: ``run``, ``cluster start|status|stop``, ``generate``, ``model``.
+"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop``, ``generate``, ``model``.
 
 User-facing progress is printed here and only here. Bad input ends with one
 ``iterflow: error: ...`` line and exit status 2; a Spark failure with one line and status 1.
@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stats", help="write the per-superstep table as CSV")
     run.set_defaults(func=cmd_run)
 
+    report = sub.add_parser("report", help="figures of one MLflow run as PNG and HTML")
+    report.add_argument("run_id")
+    report.add_argument("--out", help="directory for report.html and the PNGs (default: out/report-RUN_ID)")
+    report.set_defaults(func=cmd_report)
+
     cluster = sub.add_parser("cluster", help="the embedded standalone cluster")
     csub = cluster.add_subparsers(dest="action", required=True, parser_class=_Parser)
     start = csub.add_parser("start")
@@ -101,17 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress(record: dict[str, Any]) -> None:
-    delta = record.get("delta")
-    pred = record.get("predicted_seconds")
-    print(f"superstep {record['superstep']:>4}  {record['wall_seconds']:7.2f}s  "
-          f"executors {record['executors']}  cores {record['cores']}"
-          + (f"  predicted {pred:.2f}s" if pred is not None and pred == pred else "")
-          + (f"  delta {delta:.6g}" if delta is not None else "")
-          + f"  decision {record.get('decision', 'same')}", file=sys.stderr, flush=True)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    from iterflow.progress import Progress, run_limits
     from iterflow.runner import JobSpec, run_job
     from iterflow.session import parse_conf
 
@@ -124,13 +120,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         checkpoint_interval=args.checkpoint_interval, track=args.track, executors=args.executors,
         target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
     )
-    result = run_job(spec, on_superstep=_progress,
+    progress = Progress(*run_limits(spec.algorithm, spec.input, spec.format, spec.iterations, spec.tol))
+    result = run_job(spec, on_superstep=lambda rec: print(progress.line(rec), file=sys.stderr, flush=True),
                      on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True))
     total = result.supersteps["wall_seconds"].sum()
     print(f"iterflow: {spec.algorithm} finished: {result.iterations} supersteps in {total:.2f}s "
           f"({'converged' if result.converged else 'iteration limit'}); output {spec.output}"
           + (f"; mlflow run {result.run_id}" if result.run_id else ""),
           file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from iterflow.report import write_report
+
+    print(write_report(args.run_id, args.out or f"out/report-{args.run_id}"))
     return 0
 
 
