@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test experiments clean
+.PHONY: setup jars run test notebook experiments clean
 
 setup: $(VENV)/.installed jars
 
@@ -31,6 +31,12 @@ run: setup $(DATA)/rmat-16.txt
 
 test: setup
 	$(BIN)/python -m pytest -q tests
+
+# The analysis notebook on the MLflow store `make run` writes (./mlflow.db), executed with
+# nbclient on the virtualenv's kernel into out/analysis.ipynb; its figures go to out/figures.
+notebook: setup
+	mkdir -p $(OUT)
+	$(BIN)/jupyter execute notebooks/analysis.ipynb --kernel_name=python3 --output=../$(OUT)/analysis
 
 clean:
 	rm -rf $(OUT) $(DATA) .cache .pytest_cache
