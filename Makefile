@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test notebook experiments clean
+.PHONY: setup jars run test notebook experiments experiments-full clean
 
 setup: $(VENV)/.installed jars
 
@@ -37,6 +37,14 @@ test: setup
 notebook: setup
 	mkdir -p $(OUT)
 	$(BIN)/jupyter execute notebooks/analysis.ipynb --kernel_name=python3 --output=../$(OUT)/analysis
+
+# The issue-5 experiments (experiments/run_all.py): quick mode of all five in sequence, one
+# summary table; results in experiments/results/, runs in the MLflow store ./mlflow.db.
+experiments: $(VENV)/.installed
+	$(BIN)/python experiments/run_all.py
+
+experiments-full: $(VENV)/.installed
+	$(BIN)/python experiments/run_all.py --full
 
 clean:
 	rm -rf $(OUT) $(DATA) .cache .pytest_cache

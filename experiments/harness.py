@@ -1,0 +1,362 @@
+"""What the issue-5 experiments share on top of :mod:`common`: tracked, timed runs and summaries.
+
+Why one module: every experiment measures a run the same way, so the figures of different
+experiments compare. For a run of supersteps 1..N:
+
+* ``span_seconds`` of superstep i -- from the start of its ``step`` to the end of its barrier
+  *including* the reconfiguration applied there (actuation, relayout), i.e. the time the job
+  really spent on it; ``wall_seconds`` (the driver's) omits the barrier and reconfiguration;
+* ``runtime`` -- the sum of spans of supersteps 2..N: superstep 1 pays JIT warm-up and the
+  first reads of cached inputs and is reported apart (``ss1_seconds``);
+* ``executor_seconds`` -- over supersteps 2..N, executors in force during the superstep times
+  its wall + barrier, plus the executors after the reconfiguration times the rest of the span.
+
+Every run is one MLflow run (:class:`~iterflow.tracking.RunTracker`) in the experiment's own
+MLflow experiment: params (job, policy, experiment, rep, ...), per-superstep metrics, the
+decisions (tags), the superstep table, summary metrics and the fitted resource model (as
+JSON in quick mode: logging the sklearn flavour infers pip requirements, ~5 s a run here).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import pandas as pd
+
+from common import RESULTS, emulated_cluster, points, rmat
+
+from iterflow.driver import IterationDriver
+from iterflow.program import IterativeProgram
+from iterflow.tracking import RunTracker
+
+SUMMARY_COLUMNS = ["experiment", "job", "config", "metric", "median", "min", "max", "n", "note"]
+
+
+def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], None] | None = None,
+               quick_reps: int = 3) -> argparse.Namespace:
+    """The options every experiment has: ``--quick``, ``--reps``, cluster shape, MLflow experiment."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
+    ap.add_argument("--quick", action="store_true", help="small data, few supersteps (make experiments)")
+    ap.add_argument("--reps", type=int, default=None, help=f"repetitions per configuration (default {quick_reps})")
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--cpu-share", type=float, default=0.5)
+    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--mlflow-experiment", default=f"iterflow-exp-{name}",
+                    help="MLflow experiment the runs are logged to (store: MLFLOW_TRACKING_URI or ./mlflow.db)")
+    ap.add_argument("--sklearn-model", action="store_true", default=None,
+                    help="log the resource model as an sklearn model (default: full mode only)")
+    if extra:
+        extra(ap)
+    args = ap.parse_args()
+    args.reps = args.reps or quick_reps
+    if args.sklearn_model is None:
+        args.sklearn_model = not args.quick
+    args.name = name
+    return args
+
+
+@contextlib.contextmanager
+def cluster(args: argparse.Namespace, conf: dict[str, str] | None = None) -> Iterator[tuple[Any, Any, str]]:
+    """:func:`common.emulated_cluster` of ``args``' shape; yields ``(cluster, spark, note)``, the
+    note saying whether the cpu share was applied. Spark's driver log is cut to errors: the
+    driver warns at every superstep that a released local checkpoint cannot be recomputed."""
+    with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions, conf=conf) as (c, spark):
+        spark.sparkContext.setLogLevel("ERROR")
+        yield c, spark, c.cpu_share_note or "no cpu share"
+
+
+@dataclass
+class Run:
+    """One measured run: its superstep table (with spans) and where it was logged."""
+
+    table: pd.DataFrame
+    labels: dict[str, Any]
+    init_seconds: float
+    run_id: str | None = None
+    output: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def later(self) -> pd.DataFrame:
+        return self.table[self.table["superstep"] > 1]
+
+    @property
+    def runtime(self) -> float:
+        return float(self.later["span_seconds"].sum())
+
+    @property
+    def ss1_seconds(self) -> float:
+        first = self.table[self.table["superstep"] == 1]
+        return float(first["span_seconds"].sum())
+
+    @property
+    def job_seconds(self) -> float:
+        """All supersteps, superstep 1 included (what a whole-job deadline is about)."""
+        return float(self.table["span_seconds"].sum())
+
+    @property
+    def executor_seconds(self) -> float:
+        return float(self.later["executor_seconds"].sum())
+
+    def row(self) -> dict[str, Any]:
+        """The run as one tidy row (labels first)."""
+        t = self.table
+        return {**self.labels, "supersteps": len(t), "runtime": self.runtime, "ss1_seconds": self.ss1_seconds,
+                "job_seconds": self.job_seconds, "executor_seconds": self.executor_seconds,
+                "init_seconds": self.init_seconds,
+                "superstep_median": float(self.later["span_seconds"].median()) if len(self.later) else float("nan"),
+                "executors_path": "-".join(str(int(e)) for e in t["executors"]),
+                "mean_executors": self.executor_seconds / self.runtime if self.runtime > 0 else float("nan"),
+                "run_id": self.run_id, **self.extra}
+
+
+def _spans(t: pd.DataFrame, starts: dict[int, float], ends: dict[int, float]) -> pd.DataFrame:
+    t = t.copy()
+    t["span_seconds"] = [ends[int(i)] - starts[int(i)] for i in t["superstep"]]
+    after = t["executors_active"] if "executors_active" in t else t["executors"]
+    after = after.fillna(t["executors"])
+    busy = t["wall_seconds"] + t["barrier_seconds"]
+    t["executor_seconds"] = t["executors"] * busy + after * (t["span_seconds"] - busy).clip(lower=0)
+    return t
+
+
+def show(r: dict[str, Any]) -> None:
+    print(f"    superstep {r['superstep']:>2}: {r['wall_seconds']:6.2f}s on {r['executors']} executors, "
+          f"{r['decision']}: {str(r['reason'])[:110]}", flush=True)
+
+
+def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
+                labels: dict[str, Any], start: int | None, params: dict[str, Any] | None = None,
+                verbose: bool = True, model: Any = None) -> Run:
+    """Run ``program`` under ``policy`` from ``start`` executors (``None``: leave them, as for
+    Spark's dynamic allocation), timed per superstep and logged to MLflow; see the module doc."""
+    driver = IterationDriver(spark, policy, partitions=args.partitions, model=model)
+    if start is not None:
+        act = driver.actuator.set_executors(start)
+        if act.note:
+            print(f"    warning: {act.note}", flush=True)
+    starts: dict[int, float] = {}
+    ends: dict[int, float] = {}
+    step = program.step
+
+    def timed_step(state: Any, i: int) -> Any:
+        starts[i] = time.perf_counter()
+        return step(state, i)
+
+    program.step = timed_step  # type: ignore[method-assign] - per-instance timing hook
+    tracker = RunTracker({**program.params(), **labels, **(params or {}), "start_executors": start,
+                          "partitions": args.partitions, "workers": args.workers, "cpu_share": args.cpu_share,
+                          "quick": args.quick}, experiment=args.mlflow_experiment,
+                         run_name="/".join(str(v) for v in labels.values()))
+
+    def on_superstep(r: dict[str, Any]) -> None:
+        ends[int(r["superstep"])] = time.perf_counter()
+        tracker.log_superstep(r)
+        if verbose:
+            show(r)
+
+    driver.on_superstep = on_superstep
+    label = ", ".join(f"{k}={v}" for k, v in labels.items())
+    print(f"  run {label}: start on {start if start is not None else 'whatever Spark has'} executors", flush=True)
+    t0 = time.perf_counter()
+    try:
+        res = driver.run(program)
+    except BaseException:
+        tracker.finish(pd.DataFrame(), status="FAILED")
+        raise
+    finally:
+        program.step = step  # type: ignore[method-assign]
+    run = Run(_spans(res.supersteps, starts, ends), dict(labels), starts.get(1, t0) - t0,
+              tracker.run_id, res.output)
+    tracker.mlflow.log_metrics({k: v for k, v in run.row().items() if k in (
+        "runtime", "ss1_seconds", "job_seconds", "executor_seconds", "init_seconds", "superstep_median")})
+    if not args.sklearn_model and hasattr(driver.model, "to_dict") and hasattr(driver.model, "X_"):
+        tracker.mlflow.log_dict(driver.model.to_dict(), "resource_model.json")
+    tracker.finish(run.table, driver.model if args.sklearn_model else None)
+    print(f"  -> {len(run.table)} supersteps; runtime (supersteps 2..) {run.runtime:.1f}s, superstep 1 "
+          f"{run.ss1_seconds:.1f}s, executor-seconds {run.executor_seconds:.1f}, executors "
+          f"{run.row()['executors_path']}", flush=True)
+    return run
+
+
+class Collector:
+    """The runs of one experiment: a tidy row and a labelled superstep table per run."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.tables: list[pd.DataFrame] = []
+
+    def run(self, spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
+            labels: dict[str, Any], start: int | None, verbose: bool = True, **row: Any) -> Run:
+        """:func:`tracked_run`, then free the program's inputs and keep the run's figures."""
+        run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose)
+        release(program)
+        self.add(run, **row)
+        return run
+
+    def add(self, run: Run, **row: Any) -> None:
+        self.rows.append({**run.row(), **row})
+        self.tables.append(with_labels(run))
+
+    def frame(self, note: str) -> pd.DataFrame:
+        df = pd.DataFrame(self.rows)
+        df["cluster_note"] = note
+        return df
+
+
+RUN_METRICS = {"runtime": "runtime s (ss 2..)", "executor_seconds": "executor-s (ss 2..)",
+               "ss1_seconds": "superstep 1 s", "mean_executors": "mean executors"}
+
+
+def paired(df: pd.DataFrame, experiment: str, job: str, a: str, b: str) -> list[dict[str, Any]]:
+    """Policy ``b`` against ``a``, paired by rep: runtime change, executor-seconds ratio and saving."""
+    x = df[(df["job"] == job) & (df["policy"] == a)].set_index("rep")
+    y = df[(df["job"] == job) & (df["policy"] == b)].set_index("rep")
+    reps = x.index.intersection(y.index)
+    ratio = y.loc[reps, "executor_seconds"] / x.loc[reps, "executor_seconds"]
+    config = f"{b} vs {a}"
+    return [stat_row(experiment, job, config, "runtime change %",
+                     (y.loc[reps, "runtime"] / x.loc[reps, "runtime"] - 1) * 100, "paired by rep"),
+            stat_row(experiment, job, config, "executor-s ratio", ratio, "paired by rep"),
+            stat_row(experiment, job, config, "executor-s saved %", (1 - ratio) * 100, "paired by rep")]
+
+
+def release(program: IterativeProgram) -> None:
+    """Free the inputs a program cached for itself (not the shared graph or points)."""
+    for attr in ("links", "vertex_ids", "dangling", "neighbours"):
+        df = getattr(program, attr, None)
+        if df is not None:
+            df.unpersist()
+
+
+def summarize(df: pd.DataFrame, experiment: str, by: Sequence[str], metrics: dict[str, str],
+              note: str = "") -> list[dict[str, Any]]:
+    """Median, min and max of each metric column (name -> label) for each group of ``by``."""
+    rows = []
+    for key, g in df.groupby(list(by), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        labels = dict(zip(by, key))
+        job = str(labels.pop("job", "-"))
+        config = "/".join(str(v) for v in labels.values()) or "-"
+        for col, label in metrics.items():
+            vals = [float(v) for v in g[col] if pd.notna(v)]
+            if not vals:
+                continue
+            rows.append({"experiment": experiment, "job": job, "config": config, "metric": label,
+                         "median": statistics.median(vals), "min": min(vals), "max": max(vals),
+                         "n": len(vals), "note": note})
+    return rows
+
+
+def stat_row(experiment: str, job: str, config: str, metric: str, values: Iterable[float],
+             note: str = "", n: int | None = None) -> dict[str, Any]:
+    """A summary row of ``values``; ``n`` overrides the count (a rate over n runs is one value)."""
+    vals = [float(v) for v in values if pd.notna(v)]
+    return {"experiment": experiment, "job": job, "config": config, "metric": metric,
+            "median": statistics.median(vals) if vals else float("nan"),
+            "min": min(vals) if vals else float("nan"), "max": max(vals) if vals else float("nan"),
+            "n": len(vals) if n is None else n, "note": note}
+
+
+def fmt_value(row: dict[str, Any] | pd.Series) -> str:
+    if int(row["n"]) <= 1 or row["min"] == row["max"]:
+        return f"{row['median']:.3g}"
+    return f"{row['median']:.3g} [{row['min']:.3g}-{row['max']:.3g}]"
+
+
+def print_summary(rows: pd.DataFrame | list[dict[str, Any]], title: str = "") -> None:
+    """One line per (experiment, job, config, metric): ``median [min-max] (n)``."""
+    df = pd.DataFrame(rows, columns=SUMMARY_COLUMNS) if isinstance(rows, list) else rows
+    if title:
+        print(f"\n== {title}")
+    w = [max([len(h)] + [len(str(v)) for v in df[h]]) for h in ("experiment", "job", "config", "metric")]
+    print(f"{'experiment':<{w[0]}}  {'job':<{w[1]}}  {'config':<{w[2]}}  {'metric':<{w[3]}}  median [min-max] (n)")
+    for _, r in df.iterrows():
+        note = f"  {r['note']}" if isinstance(r["note"], str) and r["note"] else ""
+        print(f"{r['experiment']:<{w[0]}}  {r['job']:<{w[1]}}  {r['config']:<{w[2]}}  {r['metric']:<{w[3]}}  "
+              f"{fmt_value(r)} ({int(r['n'])}){note}")
+
+
+def report(name: str, runs: pd.DataFrame, summary: list[dict[str, Any]], supersteps: list[pd.DataFrame] | None,
+           title: str) -> None:
+    """Save the CSVs (:func:`save`) and print the summary under ``title``."""
+    save(name, runs, summary, supersteps)
+    print_summary(summary, title)
+
+
+def save(name: str, runs: pd.DataFrame, summary: list[dict[str, Any]],
+         supersteps: list[pd.DataFrame] | None = None) -> Path:
+    """``results/<name>.csv`` (one row per run), ``<name>_summary.csv`` and ``<name>_supersteps.csv``."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    runs.to_csv(RESULTS / f"{name}.csv", index=False)
+    pd.DataFrame(summary, columns=SUMMARY_COLUMNS).to_csv(RESULTS / f"{name}_summary.csv", index=False)
+    if supersteps:
+        pd.concat([t.dropna(axis=1, how="all") for t in supersteps], ignore_index=True).to_csv(RESULTS / f"{name}_supersteps.csv", index=False)
+    return RESULTS / f"{name}_summary.csv"
+
+
+def with_labels(run: Run) -> pd.DataFrame:
+    """The run's superstep table with its labels as columns (for ``_supersteps.csv``)."""
+    t = run.table.copy()
+    for k, v in run.labels.items():
+        t[k] = v
+    t["run_id"] = run.run_id
+    return t
+
+
+def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace) -> None:
+    """A short untracked static run on all executors, so the first measured run does not pay
+    the executors' JIT warm-up alone (executors started later by a scale-out are cold anyway)."""
+    from iterflow.policy import StaticPolicy
+
+    driver = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False)
+    driver.actuator.set_executors(args.workers)
+    t0 = time.perf_counter()
+    driver.run(program)
+    release(program)
+    print(f"  warm-up {program.name}: {time.perf_counter() - t0:.1f}s", flush=True)
+
+
+def initial_centers(points: Any, k: int, seed: int = 1) -> Any:
+    """k distinct points drawn with ``seed``: one set of initial centers for every k-means run."""
+    import numpy as np
+
+    from iterflow.pointsio import feature_columns
+
+    return np.array(points.select(feature_columns(points)).rdd.map(tuple).takeSample(False, k, seed), float)
+
+
+K = 5  # k-means clusters (and Gaussian blobs generated)
+
+
+def graph_path(args: argparse.Namespace) -> Path:
+    """The R-MAT edge list of the PageRank/WCC jobs: scale 14 (100k edges drawn) in quick mode."""
+    return rmat(14, 100_000) if args.quick else rmat(18, 1_000_000)
+
+
+def points_path(args: argparse.Namespace) -> Path:
+    return points(20_000 if args.quick else 500_000, K)
+
+
+def load_jobs(spark: Any, args: argparse.Namespace, n_steps: int) -> dict[str, Callable[..., IterativeProgram]]:
+    """Program factories (``make(n_supersteps)``) for ``args.jobs`` over inputs loaded and cached
+    once in this session; k-means starts every run from the same centers and runs ``n`` supersteps."""
+    from algorithms import KMeans, PageRank
+    from iterflow.graphio import load_graph
+    from iterflow.pointsio import load_points
+
+    jobs: dict[str, Callable[..., IterativeProgram]] = {}
+    if "pagerank" in args.jobs:
+        g = load_graph(spark, str(graph_path(args)), "edgelist", partitions=args.partitions)
+        jobs["pagerank"] = lambda n=n_steps: PageRank(g, max_iterations=n)
+    if "kmeans" in args.jobs:
+        pts = load_points(spark, str(points_path(args)), partitions=args.partitions)
+        centers = initial_centers(pts, K)
+        jobs["kmeans"] = lambda n=n_steps: KMeans(pts, K, init_centers=centers, max_iterations=n, tol=None)
+    return jobs
