@@ -46,5 +46,15 @@ experiments: $(VENV)/.installed
 experiments-full: $(VENV)/.installed
 	$(BIN)/python experiments/run_all.py --full
 
+# The spark-submit bundle (README: spark-submit): dist/iterflow.zip, the iterflow and
+# algorithms packages for --py-files, and dist/iterflow_main.py, the main script.
+.PHONY: dist
+dist:
+	rm -rf dist && mkdir -p dist
+	$(PYTHON) -c "import pathlib, zipfile; z = zipfile.ZipFile('dist/iterflow.zip', 'w', zipfile.ZIP_DEFLATED); \
+	  [z.write(f) for d in ('iterflow', 'algorithms') for f in sorted(pathlib.Path(d).rglob('*')) \
+	   if f.suffix in ('.py', '.properties') and '__pycache__' not in f.parts]; z.close()"
+	cp scripts/iterflow_main.py dist/
+
 clean:
 	rm -rf $(OUT) $(DATA) .cache .pytest_cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 from typing import Any, Sequence
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    os.umask(0o077)  # outputs, stats, MLflow store, driver files: the user's only (README: Security)
     from iterflow.progress import Progress, run_limits
     from iterflow.runner import JobSpec, run_job
     from iterflow.session import parse_conf

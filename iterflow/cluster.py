@@ -5,6 +5,10 @@ pyspark package (pip's pyspark has no ``sbin/start-*.sh``), each worker with its
 and work dir, and stops all of it (executors included: they live in the worker's process
 group) on exit, on error and on Ctrl-C. An optional CPU share per worker caps each worker
 with a cgroup v1 cpu quota so one box can emulate N small nodes.
+
+Security: everything listens on 127.0.0.1 only; the master and workers require Spark RPC
+authentication with a secret made for this cluster (see :mod:`iterflow.auth`); the daemons
+run with umask 077, so their logs, work dirs and what executors write are the user's only.
 """
 from __future__ import annotations
 
@@ -23,12 +27,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iterflow import auth
 from iterflow.cpushare import CpuShare
 from iterflow.errors import ClusterError
 
 log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
+# Settings of every daemon (not secret: they are visible in ``ps``). The UIs' kill buttons are
+# off because the UIs, unlike RPC, are not authenticated; the REST submission server (no
+# authentication either) stays off.
+DAEMON_OPTS = ("-Dspark.authenticate=true -Dspark.ui.killEnabled=false "
+               "-Dspark.master.rest.enabled=false")
 
 
 def spark_home() -> Path:
@@ -45,10 +55,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def iterflow_home() -> Path:
+    """``$ITERFLOW_HOME`` (default ``~/.iterflow``)."""
+    return Path(os.environ.get("ITERFLOW_HOME", Path.home() / ".iterflow"))
+
+
 def state_file() -> Path:
     """Where ``iterflow cluster start`` records the cluster it left running."""
-    home = Path(os.environ.get("ITERFLOW_HOME", Path.home() / ".iterflow"))
-    return home / "cluster.json"
+    return iterflow_home() / "cluster.json"
+
+
+def submit_conf_file() -> Path:
+    """The ``spark-submit --properties-file`` for the cluster ``iterflow cluster start`` left running."""
+    return iterflow_home() / "spark-submit.conf"
 
 
 def fetch_master_json(ui_url: str, timeout: float = 2.0) -> dict[str, Any]:
@@ -109,14 +128,15 @@ class LocalCluster:
         self.master_url = ""
         self.ui_url = ""
         self.cpu_share_note = ""
+        self._secret = ""
 
     # -- lifecycle -----------------------------------------------------------------
     def start(self) -> "LocalCluster":
         """Start master and workers; return once every worker has registered as ALIVE."""
         atexit.register(self.stop)
         _exit_cleanly_on_sigterm()
-        self.base_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.base_dir, 0o700)
+        auth.private_dir(self.base_dir)
+        self._secret = auth.new_secret()
         try:
             port, ui_port = free_port(), free_port()
             self.master_url = f"spark://{LOOPBACK}:{port}"
@@ -124,12 +144,12 @@ class LocalCluster:
             self._spawn("master", ["org.apache.spark.deploy.master.Master",
                                    "--host", LOOPBACK, "--port", str(port), "--webui-port", str(ui_port)])
             self._wait(lambda doc: doc.get("status") == "ALIVE", "master to come up")
+            auth.register(self.master_url, self._secret)  # drivers of this user find it there
             if self.cpu_share is not None:
                 self._cpu = CpuShare.create(f"iterflow-{os.getpid()}-{port}", self.workers, self.cpu_share)
                 self.cpu_share_note = self._cpu.note
             for i in range(self.workers):
-                work = self.base_dir / f"worker-{i}"
-                work.mkdir(exist_ok=True)
+                work = auth.private_dir(self.base_dir / f"worker-{i}")
                 proc = self._spawn(f"worker-{i}", [
                     "org.apache.spark.deploy.worker.Worker", "--host", LOOPBACK,
                     "--port", str(free_port()), "--webui-port", str(free_port()),
@@ -157,6 +177,8 @@ class LocalCluster:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL below always works
                 _kill_group(proc.pid, signal.SIGKILL)
+        if self._procs and self.master_url:
+            auth.unregister(self.master_url)
         self._procs.clear()
         if self._cpu is not None:
             self._cpu.remove()
@@ -195,27 +217,42 @@ class LocalCluster:
         self._procs.clear()
         self._cpu = None
         self._own_dir = False
-        path = state_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(info), indent=2))
-        os.chmod(path, 0o600)
+        auth.private_dir(iterflow_home())
+        auth.write_private(state_file(), json.dumps(asdict(info), indent=2))
+        auth.write_private(submit_conf_file(), self.submit_properties())
         return info
+
+    def submit_properties(self) -> str:
+        """A ``spark-submit --properties-file`` for this cluster: master, authentication and the
+        loopback settings, so a plain ``spark-submit`` command line works against it."""
+        from iterflow.session import default_conf
+
+        conf = {k: v for k, v in default_conf(self.master_url, self.total_cores, None).items()
+                if k != "spark.app.name"}
+        conf.update({"spark.executor.cores": str(self.cores_per_worker),
+                     auth.AUTH: "true", auth.SECRET: self._secret})
+        lines = ["# Written by `iterflow cluster start`; removed by `iterflow cluster stop`. Holds the",
+                 "# cluster's authentication secret: keep it private (0600)."]
+        return "\n".join(lines + [f"{k} {v}" for k, v in sorted(conf.items())]) + "\n"
 
     # -- internals -------------------------------------------------------------------
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
-        logs = self.base_dir / "logs"
-        logs.mkdir(exist_ok=True)
+        logs = auth.private_dir(self.base_dir / "logs")
         env = dict(os.environ, SPARK_LOCAL_IP=LOOPBACK, SPARK_HOME=str(spark_home()),
                    SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
+                   SPARK_DAEMON_JAVA_OPTS=DAEMON_OPTS,
                    SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true")
-        env.pop("SPARK_CONF_DIR", None)
-        out = open(logs / f"{name}.out", "wb")
-        proc = subprocess.Popen(
-            [str(spark_home() / "bin" / "spark-class"), *args],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-            start_new_session=True,  # own process group: executors die with their worker
-        )
-        out.close()
+        env[auth.ENV_SECRET] = self._secret  # the environment, not the command line: see iterflow.auth
+        for key in ("SPARK_CONF_DIR", "SPARK_MASTER_OPTS"):
+            env.pop(key, None)
+        fd = os.open(logs / f"{name}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            proc = subprocess.Popen(
+                [str(spark_home() / "bin" / "spark-class"), *args],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                start_new_session=True,  # own process group: executors die with their worker
+                umask=0o077,  # logs, work dirs, executors' shuffle and checkpoint files: user only
+            )
         self._procs.append(proc)
         return proc
 
@@ -269,6 +306,8 @@ def stop_detached(info: ClusterInfo, timeout: float = 15.0) -> None:
         _kill_group(pgid, signal.SIGKILL)
     if info.cgroups:
         CpuShare(info.cgroups, "").remove()
+    auth.unregister(info.master_url)
+    submit_conf_file().unlink(missing_ok=True)
     shutil.rmtree(info.base_dir, ignore_errors=True)
 
 

@@ -22,7 +22,7 @@ from iterflow.driver import IterationDriver, RunResult
 from iterflow.errors import InputError
 from iterflow.policy import make_policy
 from iterflow.pointsio import looks_numeric
-from iterflow.session import build_session
+from iterflow.session import build_session, stop_session, submitted_conf, under_spark_submit
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +97,18 @@ class JobSpec:
 
 @contextlib.contextmanager
 def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
-    """Yield ``(master, total_cores, note)``: the given master, the running embedded cluster,
-    or a LocalCluster started for this run and stopped afterwards."""
+    """Yield ``(master, total_cores, note)``: spark-submit's master when spark-submit started
+    this process, the given master, the running embedded cluster, or a LocalCluster started
+    for this run and stopped afterwards."""
+    if under_spark_submit():
+        master = (submitted_conf() or {}).get("spark.master", "")
+        if spec.master and spec.master != master:
+            raise InputError(f"--master {spec.master} conflicts with spark-submit's master {master or '(none)'}; "
+                             "give the master to spark-submit only")
+        running = load_detached()
+        cores = running.workers * running.cores_per_worker if running and running.master_url == master else None
+        yield master, cores, f"driver started by spark-submit (master {master})"
+        return
     if spec.master:
         yield spec.master, None, f"master {spec.master}"
         return
@@ -244,7 +254,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
             on_start(note)
         executors_max = spec.workers if not spec.master and cores else None
         policy = policy_for(spec, spec.iterations if spec.tol is None else None, executors_max)
-        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not spec.master else {}
+        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
         conf.update(getattr(policy, "spark_conf", lambda: {})())
         conf.update(spec.conf)
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
@@ -278,4 +288,4 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
                 result.run_id = tracker.run_id
             return result
         finally:
-            spark.stop()
+            stop_session(spark)

@@ -1,7 +1,12 @@
 """A SparkSession for iterflow against any master URL (embedded, ``spark://``, ``yarn``, ``k8s://``).
 
 The defaults below are what iterative jobs need on any cluster manager; user ``--conf``
-values always win (they are applied last, unchanged, as spark-submit does).
+values always win (they are applied last, unchanged, as spark-submit does). Under
+``spark-submit`` the settings spark-submit was given win over these defaults too.
+
+What the driver writes (checkpoints, its local dir, event logs, outputs) is the user's only:
+the driver JVM runs with umask 077 and Hadoop's own umask is set to 077. A cluster iterflow
+started gets its authentication secret here, over py4j, never on the JVM's command line.
 """
 from __future__ import annotations
 
@@ -11,13 +16,16 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Mapping
+from urllib.parse import urlparse
 
-from iterflow import jars
+from iterflow import auth, jars
 from iterflow.errors import InputError
 
 log = logging.getLogger(__name__)
 
 LOG4J = Path(__file__).with_name("log4j2.properties")
+# Settings that only take effect when the driver JVM is launched; under spark-submit it is.
+JVM_LAUNCH = ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.driver.extraClassPath")
 
 
 def parse_conf(items: list[str] | None) -> dict[str, str]:
@@ -31,7 +39,7 @@ def parse_conf(items: list[str] | None) -> dict[str, str]:
     return conf
 
 
-def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[str, str]:
+def default_conf(master: str, total_cores: int | None, work_dir: Path | None) -> dict[str, str]:
     """Settings for iterative jobs; ``total_cores`` sizes the shuffle partitions."""
     parts = str(max(2, 2 * (total_cores or 2)))
     conf = {
@@ -44,7 +52,6 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
-        "spark.local.dir": str(work_dir / "local"),
         "spark.executor.memory": "1g",
         # After a rescale the cached partitions sit on the old executors; waiting for
         # locality (3 s by default) would serialize each superstep on them. Run tasks
@@ -52,7 +59,12 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
         "spark.locality.wait": "0s",
         "spark.driver.memory": "2g",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+        # Files Spark writes through Hadoop (checkpoints, outputs) get explicit permissions
+        # from Hadoop's umask (022 by default), whatever the process umask: 0600/0700.
+        "spark.hadoop.fs.permissions.umask-mode": "077",
     }
+    if work_dir is not None:
+        conf["spark.local.dir"] = str(work_dir / "local")
     if master.startswith("spark://127.0.0.1") or master.startswith("local"):
         # Driver, its UI and block manager on loopback only.
         conf.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
@@ -61,29 +73,105 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path) -> dict[s
         conf["spark.shuffle.readHostLocalDisk"] = "false"
         # Executors on this machine run Python UDFs (k-means) with this interpreter's packages.
         conf["spark.pyspark.python"] = os.environ.get("PYSPARK_PYTHON", sys.executable)
+        # The UIs are not authenticated: no kill buttons on a UI any local user can reach.
+        conf["spark.ui.killEnabled"] = "false"
     return conf
+
+
+def under_spark_submit() -> bool:
+    """Whether spark-submit started this Python process (and its driver JVM is waiting)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def submitted_conf() -> dict[str, str] | None:
+    """The settings ``spark-submit`` launched this driver with, or ``None`` when this Python
+    process was not started by spark-submit (then iterflow launches its own driver JVM)."""
+    if not under_spark_submit():
+        return None
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM, launches nothing
+    return dict(SparkConf().getAll())  # the JVM's spark.* system properties
+
+
+def _launch_driver_jvm(settings: dict[str, str]) -> None:
+    """Start the py4j driver JVM (once per process) with umask 077 and without the
+    authentication secret: pyspark passes every setting as ``--conf`` on the JVM's command
+    line, which ``ps`` shows to every user. The secret follows later, over py4j."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    public = SparkConf(loadDefaults=False)
+    for key, value in settings.items():
+        if key != auth.SECRET:
+            public.set(key, value)
+    SparkContext._ensure_initialized(gateway=launch_gateway(public, popen_kwargs={"umask": 0o077}))
+
+
+def stop_session(spark) -> None:
+    """Stop ``spark``; then make its local event log 0600 (Spark sets 0660 on it, hard-coded in
+    ``EventLogFileWriter``; the 0700 directory iterflow made for it already keeps others out)."""
+    sc = spark.sparkContext
+    try:
+        logdir, app = _event_log_dir(dict(sc.getConf().getAll())), sc.applicationId
+    except Exception:  # noqa: BLE001 - the JVM is gone already: nothing left to tighten
+        logdir, app = None, None
+    spark.stop()
+    if logdir is not None and app:  # one file, or Spark 4's rolling eventlog_v2_<app>/ directory
+        for top in [*logdir.glob(f"{app}*"), *logdir.glob(f"eventlog_v2_{app}*")]:
+            for path in [top, *top.rglob("*")]:
+                os.chmod(path, 0o700 if path.is_dir() else 0o600)
 
 
 def build_session(master: str, total_cores: int | None = None,
                   conf: Mapping[str, str] | None = None, work_dir: Path | None = None,
                   with_graphframes: bool = True):
-    """Create (or fail clearly) a SparkSession; adds the GraphFrames jars when cached."""
+    """Create (or fail clearly) a SparkSession; adds the GraphFrames jars when cached, and the
+    authentication secret when iterflow started the cluster at ``master``. Under spark-submit,
+    uses spark-submit's master and settings (``master`` is then only a fallback)."""
     from pyspark.sql import SparkSession
 
-    work_dir = Path(work_dir or tempfile.mkdtemp(prefix="iterflow-driver-"))
-    work_dir.mkdir(parents=True, exist_ok=True)
+    work_dir = auth.private_dir(work_dir or tempfile.mkdtemp(prefix="iterflow-driver-"))
+    submitted = submitted_conf()
+    if submitted is not None:
+        master = submitted.get("spark.master", master)
     settings = default_conf(master, total_cores, work_dir)
+    settings.update(auth.auth_conf(master))
     if with_graphframes and jars.available():
         settings["spark.jars"] = ",".join(str(j) for j in jars.graphframes_jars())
+    if submitted is not None:  # spark-submit's own settings win over iterflow's defaults
+        settings = {k: v for k, v in settings.items() if k not in submitted and k not in JVM_LAUNCH}
     settings.update(conf or {})
-    if settings.get("spark.driver.bindAddress") == "127.0.0.1":
+    _private_event_log_dir(settings)
+    if settings.get("spark.driver.bindAddress") == "127.0.0.1" and submitted is None:
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver UI binds to it
+    elif submitted is not None and master.startswith("spark://127.0.0.1") and "SPARK_LOCAL_IP" not in os.environ:
+        log.warning("the driver UI listens on all interfaces: Spark takes its address only from the "
+                    "environment; run spark-submit with SPARK_LOCAL_IP=127.0.0.1")
     if "spark.pyspark.python" in settings:  # PySpark reads the workers' interpreter from the env
         os.environ.setdefault("PYSPARK_PYTHON", settings["spark.pyspark.python"])
+    _launch_driver_jvm(settings)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    spark.sparkContext.setCheckpointDir(str(work_dir / "checkpoints"))
+    spark.sparkContext.setCheckpointDir(str(auth.private_dir(work_dir / "checkpoints")))
     return spark
+
+
+def _event_log_dir(settings: Mapping[str, str]) -> Path | None:
+    """The local directory event logs go to, if they are on and local."""
+    if settings.get("spark.eventLog.enabled", "false").lower() != "true":
+        return None
+    uri = urlparse(settings.get("spark.eventLog.dir", "/tmp/spark-events"))
+    return Path(uri.path) if uri.scheme in ("", "file") else None
+
+
+def _private_event_log_dir(settings: Mapping[str, str]) -> None:
+    """A local event-log directory that does not exist yet is created 0700."""
+    logdir = _event_log_dir(settings)
+    if logdir is not None and not logdir.exists():
+        auth.private_dir(logdir)

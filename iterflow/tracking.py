@@ -1,18 +1,20 @@
 """MLflow tracking of runs: params, per-superstep metrics (``step=superstep``), the superstep
 table as a Parquet artifact, and the fitted resource model.
 
-Default store: ``sqlite:///mlflow.db`` in the working directory (created readable by the
-user only); ``MLFLOW_TRACKING_URI`` overrides it. Metrics are logged asynchronously so that
-tracking does not add to the barrier.
+Default store: ``sqlite:///mlflow.db`` in the working directory; ``MLFLOW_TRACKING_URI``
+overrides it. A local store is the user's only: the sqlite file is created 0600 (SQLite gives
+its journals the same mode) and artifacts are written under umask 077 (0600 files, 0700
+directories). Metrics are logged asynchronously so that tracking does not add to the barrier.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
@@ -23,13 +25,29 @@ SECRET_HINTS = ("secret", "password", "token", "key")
 
 
 def tracking_uri() -> str:
-    uri = os.environ.get("MLFLOW_TRACKING_URI")
-    if uri:
-        return uri
-    db = Path.cwd() / "mlflow.db"
-    if not db.exists():
-        db.touch(mode=0o600)
-    return f"sqlite:///{db}"
+    uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+    if uri.startswith("sqlite:///"):
+        _private_file(Path(uri[len("sqlite:///"):]))
+    return uri
+
+
+def _private_file(db: Path) -> None:
+    """Create ``db`` empty and 0600 (its directory 0700 if missing) before SQLite does with 0644."""
+    if db.exists() or str(db) == ":memory:":
+        return
+    if not db.parent.exists():
+        db.parent.mkdir(mode=0o700, parents=True)
+    os.close(os.open(db, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+@contextlib.contextmanager
+def _private_umask() -> Iterator[None]:
+    """Files and directories MLflow creates meanwhile (artifacts, their store) are the user's only."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
 
 
 def _public(params: dict[str, Any]) -> dict[str, Any]:
@@ -46,10 +64,11 @@ class RunTracker:
 
         logging.getLogger("alembic").setLevel(logging.WARNING)
         self.mlflow = mlflow
-        mlflow.set_tracking_uri(tracking_uri())
-        mlflow.set_experiment(experiment)
-        self.run = mlflow.start_run(run_name=run_name)
-        mlflow.log_params({k: str(v)[:500] for k, v in _public(params).items()})
+        with _private_umask():
+            mlflow.set_tracking_uri(tracking_uri())
+            mlflow.set_experiment(experiment)
+            self.run = mlflow.start_run(run_name=run_name)
+            mlflow.log_params({k: str(v)[:500] for k, v in _public(params).items()})
 
     @property
     def run_id(self) -> str:
@@ -66,14 +85,14 @@ class RunTracker:
     def finish(self, table: pd.DataFrame, model: Any | None = None, status: str = "FINISHED") -> None:
         """Log the superstep table (Parquet) and the model; end the run."""
         try:
-            with tempfile.TemporaryDirectory() as tmp:
+            with _private_umask(), tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "supersteps.parquet"
                 table.to_parquet(path, index=False)
                 self.mlflow.log_artifact(str(path))
-            if model is not None and hasattr(model, "X_"):
-                import mlflow.sklearn
+                if model is not None and hasattr(model, "X_"):
+                    import mlflow.sklearn
 
-                mlflow.sklearn.log_model(model, name="resource_model")
+                    mlflow.sklearn.log_model(model, name="resource_model")
         finally:
             self.mlflow.end_run(status=status)
 
