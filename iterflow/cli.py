@@ -122,6 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         checkpoint_interval=args.checkpoint_interval, track=args.track, executors=args.executors,
         target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
     )
+    spec.validate()  # bad input ends here, before any run is announced
     progress = Progress(*run_limits(spec.algorithm, spec.input, spec.format, spec.iterations, spec.tol))
     result = run_job(spec, on_superstep=lambda rec: print(progress.line(rec), file=sys.stderr, flush=True),
                      on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True))

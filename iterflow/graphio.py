@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 GRAPH_FORMATS = ("graphalytics", "edgelist")
 _EDGE = r"^\s*(\d{1,18})\s+(\d{1,18})(\s+[-+0-9.eE]+)?\s*$"
 _VERTEX = r"^\s*(\d{1,18})\s*$"
+# Blank and comment lines, skipped; the same test in Spark (Java regex) and in Python (ASCII).
+_SKIP = r"^\s*(#[\s\S]*)?$"
 
 
 @dataclass
@@ -53,30 +55,30 @@ def _local(path: str) -> Path:
 
 
 def _require(path: str) -> None:
-    if _is_local(path) and not _local(path).exists():
+    if not path or (_is_local(path) and not _local(path).exists()):
         raise InputError(f"{path}: no such file")
 
 
 def _first_bad_line(path: str, pattern: str) -> tuple[int, str] | None:
-    """Line number and text of the first line that is not a comment, blank or a match."""
-    rx = re.compile(pattern)
+    """Line number and text of the first line that is not a comment, blank or a match
+    (``re.ASCII``: ``\\d`` and ``\\s`` mean what they mean to Spark's Java regex)."""
+    rx, skip = re.compile(pattern, re.ASCII), re.compile(_SKIP, re.ASCII)
     with open(_local(path), encoding="utf-8", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
-            s = line.strip()
-            if s and not s.startswith("#") and not rx.match(line.rstrip("\n")):
-                return n, s[:80]
+            line = line.rstrip("\n")
+            if not skip.match(line) and not rx.match(line):
+                return n, line.strip()[:80]
     return None
 
 
 def _parse(spark: SparkSession, path: str, pattern: str, what: str, cols: list[str]) -> DataFrame:
     """Lines of ``path`` matching ``pattern`` as long columns; a bad line is an InputError."""
     _require(path)
-    lines = spark.read.text(path).filter(
-        (F.trim("value") != "") & ~F.trim("value").startswith("#"))
+    lines = spark.read.text(path).filter(~F.col("value").rlike(_SKIP))
     ok = lines.value.rlike(pattern)
     bad = lines.filter(~ok).limit(1).collect()
     if bad:
-        where = _first_bad_line(path, pattern) if _is_local(path) else None
+        where = _first_bad_line(path, pattern) if _is_local(path) and _local(path).is_file() else None
         line = f"line {where[0]}" if where else "a line"
         text = where[1] if where else bad[0].value[:80]
         raise InputError(f"{path}: {line}: expected {what} with integer vertex ids, got {text!r}")
@@ -87,7 +89,11 @@ def _parse(spark: SparkSession, path: str, pattern: str, what: str, cols: list[s
 def read_properties(path: Path) -> dict[str, str]:
     """A Graphalytics ``.properties`` file as ``{key-after-graph-name: value}``."""
     props: dict[str, str] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
+    for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
@@ -116,7 +122,10 @@ def load_graph(spark: SparkSession, path: str, fmt: str = "edgelist",
         if ppath is not None:
             props = read_properties(ppath)
         if directed is None:
-            directed = props.get("directed", "true").lower() == "true"
+            flag = props.get("directed", "true").strip().lower()
+            if flag not in ("true", "false"):
+                raise InputError(f"{ppath}: directed must be true or false, got {flag!r}")
+            directed = flag == "true"
         edges = _parse(spark, epath, _EDGE, "'src dst [weight]'", ["src", "dst"])
         vertices = _parse(spark, vpath, _VERTEX, "one vertex id", ["id"])
     else:

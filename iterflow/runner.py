@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ class JobSpec:
     max_executors: int | None = None
 
     def validate(self) -> None:
+        self._validate_types()
         if self.algorithm not in ALGORITHMS:
             raise InputError(f"unknown algorithm {self.algorithm!r} (choose from {', '.join(ALGORITHMS)})")
         if self.iterations is not None and self.iterations < 1:
@@ -76,14 +78,57 @@ class JobSpec:
             v = getattr(self, name)
             if v is not None and v < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be >= 1 (got {v})")
-        if self.target_seconds is not None and not self.target_seconds > 0:
-            raise InputError(f"--target-seconds must be > 0 (got {self.target_seconds})")
+        if self.target_seconds is not None and not (self.target_seconds > 0 and np.isfinite(self.target_seconds)):
+            raise InputError(f"--target-seconds must be a finite number > 0 (got {self.target_seconds})")
+        if self.cpu_share is not None and not (0 < self.cpu_share <= self.cores_per_worker):
+            raise InputError(f"--cpu-share must be in (0, --cores-per-worker] (got {self.cpu_share})")
+        if not re.fullmatch(r"[1-9][0-9]*[kmgtp]b?", self.memory.strip().lower()):
+            raise InputError(f"--memory must be a size such as 512m or 2g (got {self.memory!r})")
+        if self.seed < 0:
+            raise InputError(f"--seed must be >= 0 (got {self.seed})")
         if self.checkpoint_interval < 1:
             raise InputError(f"--checkpoint-interval must be >= 1 (got {self.checkpoint_interval})")
         formats = ("csv", "parquet") if self.algorithm == "kmeans" else ("graphalytics", "edgelist")
         if self.format is not None and self.format not in formats:
             raise InputError(f"--format: unknown format {self.format!r} for {self.algorithm} "
                              f"(choose from {', '.join(formats)})")
+        self._validate_options_apply()
+        self._validate_paths()
+        policy_for(self, self.iterations if self.tol is None else None,  # its own checks, before any cluster
+                   self.workers if not self.master else None)
+
+    def _validate_types(self) -> None:
+        """Numbers are numbers (argparse in Python 3.11 turns ``--iterations=--`` into ``[]``)."""
+        for name in ("iterations", "k", "seed", "workers", "cores_per_worker", "executors", "min_executors",
+                     "max_executors", "checkpoint_interval", "tol", "target_seconds", "cpu_share"):
+            value = getattr(self, name)
+            integral = name not in ("tol", "target_seconds", "cpu_share")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int if integral else (int, float))):
+                raise InputError(f"--{name.replace('_', '-')} expects {'an integer' if integral else 'a number'}"
+                                 f" (got {value!r})")
+
+    def _validate_options_apply(self) -> None:
+        """Options of the other kind of program are mistakes, not silently ignored."""
+        if self.algorithm == "kmeans":
+            if self.directed is not None:
+                raise InputError(f"--{'directed' if self.directed else 'undirected'} applies to graphs, not kmeans")
+        else:
+            for flag, value in (("--k", self.k), ("--init-centers", self.init_centers)):
+                if value is not None:
+                    raise InputError(f"{flag} applies to kmeans, not {self.algorithm}")
+
+    def _validate_paths(self) -> None:
+        if not self.input.strip():
+            raise InputError("--input must name a file")
+        if not self.output.strip():
+            raise InputError("--output must name a directory")
+        out = Path(self.output).resolve()
+        if out == Path.cwd().resolve() or out in Path.cwd().resolve().parents:
+            raise InputError(f"--output {self.output}: would replace the working directory; name a new directory")
+        if "://" not in self.input and (out == Path(self.input).resolve() or out in Path(self.input).resolve().parents):
+            raise InputError(f"--output {self.output}: would replace the input {self.input}")
+        if self.stats and Path(self.stats).is_dir():
+            raise InputError(f"--stats {self.stats}: is a directory; name a CSV file")
         probe = self.input
         if self.format == "graphalytics":
             from iterflow.graphio import graphalytics_paths
@@ -140,8 +185,11 @@ def build_program(spec: JobSpec, spark: Any, partitions: int):
     if spec.algorithm == "pagerank":
         iterations = spec.iterations
         if iterations is None and graph.properties.get("pr.num-iterations"):
-            iterations = int(graph.properties["pr.num-iterations"])
-        damping = float(graph.properties.get("pr.damping-factor", 0.85))
+            iterations = _property(spec, graph.properties, "pr.num-iterations", int, lambda v: v >= 1, "an integer >= 1")
+        damping = 0.85
+        if "pr.damping-factor" in graph.properties:
+            damping = _property(spec, graph.properties, "pr.damping-factor", float, lambda v: 0 <= v <= 1,
+                                "a number in [0, 1]")
         return PageRank(graph, damping, max_iterations=iterations or (100 if spec.tol else 20), tol=spec.tol)
     return WeaklyConnectedComponents(graph, max_iterations=spec.iterations or 1000,
                                      tol=0 if spec.tol is None else spec.tol)
@@ -149,6 +197,21 @@ def build_program(spec: JobSpec, spark: Any, partitions: int):
 
 def _points_format(path: str) -> str:
     return "parquet" if path.endswith(".parquet") or Path(path).is_dir() else "csv"
+
+def _property(spec: JobSpec, props: dict[str, str], key: str, cast: Callable[[str], Any],
+              ok: Callable[[Any], bool], what: str) -> Any:
+    """A value of the graph's ``.properties`` file; a bad one is an input error naming the file."""
+    from iterflow.graphio import graphalytics_paths
+
+    raw = props[key]
+    try:
+        value = cast(raw)
+    except ValueError:
+        value = None
+    if value is None or not ok(value):
+        raise InputError(f"{graphalytics_paths(spec.input)[2]}: {key} must be {what}, got {raw!r}")
+    return value
+
 
 
 def _read_centers(path: str) -> np.ndarray:
