@@ -193,9 +193,10 @@ class Collector:
         self.tables: list[pd.DataFrame] = []
 
     def run(self, spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
-            labels: dict[str, Any], start: int | None, verbose: bool = True, **row: Any) -> Run:
+            labels: dict[str, Any], start: int | None, verbose: bool = True, model: Any = None, **row: Any) -> Run:
         """:func:`tracked_run`, then free the program's inputs and keep the run's figures."""
-        run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose)
+        run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose,
+                          model=model)
         release(program)
         self.add(run, **row)
         return run
@@ -208,6 +209,16 @@ class Collector:
         df = pd.DataFrame(self.rows)
         df["cluster_note"] = note
         return df
+
+
+def warm_model(tables: Sequence[pd.DataFrame]) -> Any:
+    """A resource model warm-started from earlier runs' supersteps (2..), as the driver feeds it
+    (cores, work, wall seconds) -- what ``iterflow run`` does from the MLflow history."""
+    from iterflow.model import ResourceModel
+
+    t = pd.concat([x[x["superstep"] > 1] for x in tables], ignore_index=True)
+    return ResourceModel.from_history(pd.DataFrame({"scale_out": t["cores"], "work": t["work"],
+                                                    "seconds": t["wall_seconds"]}))
 
 
 RUN_METRICS = {"runtime": "runtime s (ss 2..)", "executor_seconds": "executor-s (ss 2..)",

@@ -8,7 +8,14 @@ the work per superstep falls as components settle. Per repetition, on one cluste
 * ``static-max`` -- :class:`~iterflow.policy.StaticPolicy` on all ``--workers`` executors;
 * ``efficiency`` -- :class:`~iterflow.policy.EfficiencyPolicy` starting on all of them,
   releasing executors whose marginal speedup fell below the threshold (runtime bound 1.1x
-  of static at the maximum, per superstep).
+  of static at the maximum, per superstep). Its resource model is warm-started (as
+  ``iterflow run`` does from its MLflow history) from two profiling runs, static on 1 and on 2
+  executors, and the static-max runs so far: a model that has seen only one executor count
+  assumes linear scaling and never finds a marginal executor to release (``--cold``: no
+  warm start, to see that).
+
+The graph is a sparse R-MAT (about 1.1 edges drawn per vertex slot), whose components take
+about ten supersteps to settle, the last few with a small active set.
 
 Reported (supersteps 2.., superstep 1 apart): runtime and executor-seconds of each, and per
 repetition the executor-seconds saved and the runtime change of ``efficiency``.
@@ -18,7 +25,7 @@ from __future__ import annotations
 import time
 
 from common import rmat
-from harness import RUN_METRICS, Collector, cluster, paired, parse_args, report, summarize, warm_up
+from harness import RUN_METRICS, Collector, cluster, paired, parse_args, report, summarize, warm_model, warm_up
 
 from algorithms import WeaklyConnectedComponents
 from iterflow.graphio import load_graph
@@ -30,30 +37,38 @@ NAME = "release_surplus"
 def extra(ap) -> None:
     ap.add_argument("--scale", type=int, default=None)
     ap.add_argument("--edges", type=int, default=None)
+    ap.add_argument("--cold", action="store_true", help="no warm start of the efficiency policy's model")
 
 
 def main() -> int:
     args = parse_args(__doc__, NAME, extra)
-    scale = args.scale or (14 if args.quick else 19)
-    edges = args.edges or (100_000 if args.quick else 2_000_000)
+    scale = args.scale or (17 if args.quick else 19)
+    edges = args.edges or (150_000 if args.quick else 600_000)
     t0 = time.time()
     runs = Collector()
     with cluster(args) as (_, spark, note):
         g = load_graph(spark, str(rmat(scale, edges)), "edgelist", partitions=args.partitions)
         warm_up(spark, WeaklyConnectedComponents(g, max_iterations=1), args)
+        profile = Collector()
+        for e in ([] if args.cold else [1, 2]):
+            profile.run(spark, StaticPolicy(), WeaklyConnectedComponents(g), args=args, start=e,
+                        labels={"experiment": NAME, "job": "wcc", "policy": f"profile-{e}", "rep": 0})
         for rep in range(args.reps):
             for name in ("static-max", "efficiency"):
                 policy = (StaticPolicy() if name == "static-max" else
                           EfficiencyPolicy(max_executors=args.workers, start_executors=args.workers))
+                model = None if args.cold or name == "static-max" else warm_model(profile.tables + runs.tables)
                 run = runs.run(spark, policy, WeaklyConnectedComponents(g), args=args, start=args.workers,
-                               labels={"experiment": NAME, "job": "wcc", "policy": name, "rep": rep})
+                               model=model, labels={"experiment": NAME, "job": "wcc", "policy": name, "rep": rep})
                 runs.rows[-1]["active_path"] = "-".join(str(int(w)) for w in run.table["work"])
     df = runs.frame(note)
     summary = summarize(df, NAME, ["job", "policy"], {**RUN_METRICS, "supersteps": "supersteps"})
     summary += paired(df, NAME, "wcc", "static-max", "efficiency")
     print(f"active vertices per superstep (first run): {df['active_path'].iloc[0]}")
-    report(NAME, df, summary, runs.tables, f"{NAME}: WCC on R-MAT scale {scale} ({edges} edges drawn), {args.workers} "
-                                           f"workers at cpu share {args.cpu_share} ({note}); {args.reps} reps; median [min-max]")
+    model_note = "cold model" if args.cold else "efficiency's model warm-started from profiling runs on 1 and 2"
+    report(NAME, df, summary, runs.tables + profile.tables,
+           f"{NAME}: WCC on R-MAT scale {scale} ({edges} edges drawn), {args.workers} workers at cpu share "
+           f"{args.cpu_share} ({note}); {model_note}; {args.reps} reps; median [min-max]")
     print(f"{time.time() - t0:.0f}s")
     return 0
 
