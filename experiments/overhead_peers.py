@@ -36,6 +36,7 @@ from iterflow.actuation import ExecutorActuator
 from iterflow.graphio import load_graph
 from iterflow.pointsio import load_points
 from iterflow.policy import StaticPolicy
+from iterflow.tracking import RunTracker
 
 NAME = "overhead_peers"
 
@@ -52,12 +53,25 @@ def graphframes_note() -> str:
             "machine's Maven mirror, so .cache/jars has none; not measured")
 
 
-def peer_row(job: str, system: str, rep: int, setup: float, iters: list[float], n: int, **extra: Any) -> dict:
-    """A peer run; ``iters`` per iteration when known, else one total divided by ``n``."""
+def peer_row(args: Any, job: str, system: str, rep: int, setup: float, iters: list[float], n: int,
+             **extra: Any) -> dict:
+    """A peer run, logged to MLflow like iterflow's (params, per-iteration seconds as steps, its
+    iteration table); ``iters`` per iteration when known, else one total divided by ``n``."""
     run = float(sum(iters))
     per = float(np.median(iters[1:])) if len(iters) > 2 else run / max(n, 1)
-    return {"job": job, "system": system, "rep": rep, "setup_seconds": setup, "run_seconds": run,
-            "iterations": n, "per_superstep": per, "total_seconds": setup + run, **extra}
+    row = {"job": job, "system": system, "rep": rep, "setup_seconds": setup, "run_seconds": run,
+           "iterations": n, "per_superstep": per, "total_seconds": setup + run, **extra}
+    tracker = RunTracker({"experiment": NAME, "job": job, "policy": system, "rep": rep, "iterations": n,
+                          "workers": args.workers, "cpu_share": args.cpu_share, "partitions": args.partitions,
+                          "quick": args.quick, **extra}, experiment=args.mlflow_experiment,
+                         run_name=f"{NAME}/{job}/{system}/{rep}")
+    for i, seconds in enumerate(iters, 1):
+        tracker.mlflow.log_metric("iteration_seconds", seconds, step=i)
+    tracker.mlflow.log_metrics({k: float(row[k]) for k in ("setup_seconds", "run_seconds", "per_superstep",
+                                                            "total_seconds")})
+    tracker.finish(pd.DataFrame({"iteration": range(1, len(iters) + 1), "seconds": iters}))
+    row["run_id"] = tracker.run_id
+    return row
 
 
 def iterflow_row(job: str, rep: int, run: Any) -> dict:
@@ -95,7 +109,8 @@ def main() -> int:
                 setup, iters, ranks = hand_pagerank(g.edges, g.vertices, n, args.partitions)
                 theirs = ranks.toPandas().set_index("id")["rank"]
                 err = float(((theirs.loc[ours.index] - ours).abs() / ours).max())
-                rows.append(peer_row("pagerank", "hand-loop", rep, setup, iters, n, check=f"max rel err {err:.2g}"))
+                rows.append(peer_row(args, "pagerank", "hand-loop", rep, setup, iters, n,
+                                     check=f"max rel err {err:.2g}"))
                 print(f"  hand loop: setup {setup:.1f}s, iterations {[round(x, 2) for x in iters]}; {rows[-1]['check']}",
                       flush=True)
         if "kmeans" in args.jobs:
@@ -110,11 +125,11 @@ def main() -> int:
                 same_iters = int(run.table.loc[still[0], "superstep"]) if len(still) else n
                 act.set_executors(args.workers)
                 fit, _, info = ml_kmeans(pts, K, n)
-                rows.append(peer_row("kmeans", "spark-ml", rep, 0.0, [fit], info["iterations"],
+                rows.append(peer_row(args, "kmeans", "spark-ml", rep, 0.0, [fit], info["iterations"],
                                      check="own random init"))
                 fit, _, info = mllib_kmeans(pts, centers, n)
                 diff = float(np.abs(info["centers"] - ours).max())
-                rows.append(peer_row("kmeans", "spark-mllib-same-centers", rep, 0.0, [fit], same_iters,
+                rows.append(peer_row(args, "kmeans", "spark-mllib-same-centers", rep, 0.0, [fit], same_iters,
                                      check=f"max center diff {diff:.2g}"))
                 print(f"  spark-ml {rows[-2]['run_seconds']:.1f}s ({rows[-2]['iterations']} iterations); mllib from "
                       f"the same centers {fit:.1f}s, {rows[-1]['check']}", flush=True)
@@ -126,7 +141,7 @@ def main() -> int:
                 rows.append(iterflow_row("wcc", rep, run))
                 act.set_executors(args.workers)
                 setup, iters, info = graphx_cc(spark, str(data), args.partitions)
-                rows.append(peer_row("wcc", "graphx", rep, setup, iters, len(run.table),
+                rows.append(peer_row(args, "wcc", "graphx", rep, setup, iters, len(run.table),
                                      check=f"{info['components']} components vs iterflow {comps}; "
                                            f"{info['vertices']} vs {g.vertices.count()} vertices"))
                 print(f"  graphx: load {setup:.1f}s, run {iters[0]:.1f}s; {rows[-1]['check']}", flush=True)
