@@ -5,6 +5,11 @@ are the calls Spark's own dynamic allocation makes; they work on standalone, YAR
 Kubernetes. Scale-out waits, with a bound, until the new executors have registered; a
 scale-out that gets nothing (a full cluster) is reported and the run goes on. Scale-in
 removes the executors holding the least cached state.
+
+The bound on the wait for new executors is ``register_timeout`` seconds, by default the Spark
+setting ``spark.iterflow.executorRegisterTimeout`` (e.g. ``--conf
+spark.iterflow.executorRegisterTimeout=10``), else 60: on a cluster that is known to be full, a
+shorter wait is a shorter stall at the barrier.
 """
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from typing import Any
 from iterflow.sparkinfo import executor_snapshot, rest_get
 
 log = logging.getLogger(__name__)
+
+REGISTER_TIMEOUT_CONF = "spark.iterflow.executorRegisterTimeout"
 
 
 @dataclass(frozen=True)
@@ -37,9 +44,11 @@ class Actuation:
 class ExecutorActuator:
     """Sets the number of executors of the application behind ``sc``."""
 
-    def __init__(self, sc: Any, register_timeout: float = 60.0) -> None:
+    def __init__(self, sc: Any, register_timeout: float | None = None) -> None:
         self.sc = sc
         self.jsc = sc._jsc.sc()
+        if register_timeout is None:
+            register_timeout = float(str(sc.getConf().get(REGISTER_TIMEOUT_CONF, "60")).rstrip("s"))
         self.register_timeout = register_timeout
 
     def _empty_map(self) -> Any:

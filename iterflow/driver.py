@@ -6,7 +6,9 @@ One superstep, in order:
    the job group ``superstep-<i>``, so statistics can be attributed to superstep ``i``;
 2. barrier: every state frame is persisted and counted (materialized), and every
    ``checkpoint_interval`` supersteps checkpointed, which truncates its lineage -- plan size,
-   driver memory and per-superstep time stay flat over hundreds of supersteps;
+   driver memory and per-superstep time stay flat over hundreds of supersteps; a superstep
+   that fails because executors (and the state blocks only they held) were lost is rerun
+   after a rewind to the last reliable checkpoint (:mod:`iterflow.recovery`);
 3. ``program.delta`` measures progress; convergence is checked;
 4. statistics of the superstep are collected (:mod:`iterflow.stats`) and fed to the
    resource model (:mod:`iterflow.model`), which predicts the next superstep;
@@ -31,11 +33,11 @@ from iterflow.model import ResourceModel
 from iterflow.policy import Policy, StaticPolicy
 from iterflow.program import IterativeProgram, State
 from iterflow.reconfig import Reconfiguration
+from iterflow.recovery import Anchor, CheckpointHook, Recovering, Resume
 from iterflow.sparkinfo import executor_snapshot
 from iterflow.stats import StatsCollector, state_rdd_ids
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass
@@ -57,7 +59,7 @@ def job_group(superstep: int) -> str:
     return f"superstep-{superstep}"
 
 
-class IterationDriver:
+class IterationDriver(Recovering):
     """Runs programs on ``spark`` and consults ``policy`` at every barrier.
 
     ``checkpoint_interval`` k: the state is written to the reliable checkpoint dir every k
@@ -68,13 +70,18 @@ class IterationDriver:
     Superstep 1 (JIT warm-up, first reads of cached inputs) is recorded but not fed to the model.
     ``partitions_follow_cores``: after executors change, the partition count is scaled by the
     same factor as the cores (``partitions`` per core at the start is kept).
+    ``max_recoveries``: how often one superstep may be rewound and rerun after losing executors
+    before the run fails with :class:`~iterflow.recovery.RecoveryError`; ``recovery_wait``:
+    seconds a recovery waits for at least one executor. ``on_checkpoint``: see :data:`CheckpointHook`.
     """
 
     def __init__(self, spark: SparkSession, policy: Policy | None = None, *,
                  checkpoint_interval: int = 10,
                  partitions: int | None = None, model: ResourceModel | None = None,
                  collect_stats: bool = True, partitions_follow_cores: bool = True,
-                 on_superstep: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_superstep: Callable[[dict[str, Any]], None] | None = None,
+                 on_checkpoint: CheckpointHook | None = None, max_recoveries: int = 3,
+                 recovery_wait: float = 120.0) -> None:
         if checkpoint_interval < 1:
             raise ValueError(f"checkpoint_interval must be >= 1 (got {checkpoint_interval})")
         self.spark = spark
@@ -84,27 +91,46 @@ class IterationDriver:
         self.partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
         self.partitions_follow_cores = partitions_follow_cores
         self.on_superstep = on_superstep
+        self.on_checkpoint = on_checkpoint
+        self.max_recoveries = max_recoveries
+        self.recovery_wait = recovery_wait
+        self._anchor: Anchor | None = None
         self.model = model if model is not None else ResourceModel()
         self.stats = StatsCollector(self.sc) if collect_stats else None
         self.actuator = ExecutorActuator(self.sc)
         self._next_prediction = float("nan")
 
-    def run(self, program: IterativeProgram) -> RunResult:
-        """Run to convergence or ``program.max_iterations``; returns output and superstep table."""
+    def run(self, program: IterativeProgram, resume: Resume | None = None) -> RunResult:
+        """Run to convergence or ``program.max_iterations``; returns output and superstep table.
+
+        With ``resume``, static inputs are prepared as usual (``program.init``), then the state
+        is replaced by the saved one and the run continues after ``resume.superstep``; the
+        table keeps the saved rows.
+        """
         program.partitions = self.partitions
         self.spark.conf.set("spark.sql.shuffle.partitions", str(self.partitions))
         self._per_core = self.partitions / max(executor_snapshot(self.sc).cores, 1)
         self._next_prediction = float("nan")
         self.sc.setJobGroup("init", f"{program.name}: load and prepare", interruptOnCancel=False)
         state = program.init(self.spark)
-        state, rows = self._barrier(state, superstep=0)
         history: list[dict[str, Any]] = []
-        converged = False
+        start, converged = 0, False
+        if resume is not None:
+            state, history, start = self._resumed(program, resume)
+            converged = bool(history) and program.converged(history[-1].get("delta"))
+        # Superstep 0 (or the resumed one) is reliably checkpointed: there is always a state
+        # to rewind to when executors are lost.
+        state, rows = self._barrier(state, reliable=True)
+        self._anchor = Anchor(start, state, program.variant)
         try:
-            for i in range(1, program.max_iterations + 1):
+            for i in range(start + 1, program.max_iterations + 1):
+                if converged:
+                    break
                 predicted = self._next_prediction
-                record = self._superstep(program, state, rows, i)
+                record = self._attempt(program, state, rows, i, history)
                 state, rows, snap = record.pop("_state"), record.pop("_rows"), record.pop("_snap")
+                if resume is not None and i == start + 1:
+                    record["resumed_from"] = start
                 t0 = time.perf_counter()
                 if self.stats is not None:
                     record.update(self.stats.collect(i, record["wall_seconds"], snap,
@@ -119,14 +145,15 @@ class IterationDriver:
                           else self.policy.decide(history, self.model))
                 record["barrier_seconds"] = time.perf_counter() - t0
                 record.update(decision=reconf.decision(record["executors"]), reason=reconf.reason)
-                state = self._apply(reconf, state, record, program)
+                state = self._apply_recovering(reconf, state, record, program, history)
                 self._next_prediction = self._predict(record)
+                if self._anchor is not None and self._anchor.superstep == i:
+                    self._save_checkpoint(program, record, history)
                 if self.on_superstep:
                     self.on_superstep(record)
-                if converged:
-                    break
         finally:
             self.sc.setJobGroup("result", f"{program.name}: result", interruptOnCancel=False)
+        state = self._secured(program, state, history)
         table = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in history])
         return RunResult(program.result(state), table, converged, program.name)
 
@@ -157,32 +184,35 @@ class IterationDriver:
                    i: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         self.sc.setJobGroup(job_group(i), f"{program.name} superstep {i}", interruptOnCancel=False)
+        reliable = i % self.checkpoint_interval == 0
         new = program.step(state, i)
-        new, rows = self._barrier(new, superstep=i)
+        new, rows = self._barrier(new, reliable=reliable)
         delta = program.delta(state, new, rows)
         wall = time.perf_counter() - t0
         self._release(state, keep=new)
+        if reliable:
+            self._set_anchor(Anchor(i, new, program.variant))
         snap = executor_snapshot(self.sc)
         log.info("superstep %d: %.3fs, delta=%s, rows=%s", i, wall, delta, rows)
         return {
             "superstep": i, "wall_seconds": wall, "executors": snap.executors, "cores": snap.cores,
             "partitions": self.partitions, "delta": delta, "work": program.work(rows_before, rows),
             "state_rows": int(sum(rows.values())),
-            "checkpointed": i % self.checkpoint_interval == 0, "_state": new, "_rows": rows,
+            "checkpointed": reliable, "_state": new, "_rows": rows,
             "_snap": snap,
         }
 
-    def _barrier(self, state: State, superstep: int) -> tuple[State, dict[str, int]]:
+    def _barrier(self, state: State, reliable: bool) -> tuple[State, dict[str, int]]:
         """Materialize every frame and cut its lineage.
 
         Every superstep: a local checkpoint (one job; blocks kept on the executors) -- the
-        plan of the next superstep starts from a leaf, so planning time stays flat. Every
-        ``checkpoint_interval`` supersteps: a reliable checkpoint to the checkpoint dir,
-        the point a run can be recomputed from after losing executors or the driver.
+        plan of the next superstep starts from a leaf, so planning time stays flat. At
+        superstep 0 and every ``checkpoint_interval`` supersteps (``reliable``): a reliable
+        checkpoint to the checkpoint dir, the point a run is recomputed from after losing
+        executors (:mod:`iterflow.recovery`) and the state a resumed run starts from.
         """
         rows: dict[str, int] = {}
         frames: dict[str, DataFrame] = {}
-        reliable = superstep > 0 and superstep % self.checkpoint_interval == 0
         for name, df in state.frames.items():
             if reliable:
                 cached = df.persist(StorageLevel.MEMORY_AND_DISK)
@@ -198,7 +228,8 @@ class IterationDriver:
     @staticmethod
     def _release(old: State, keep: State) -> None:
         """Free the previous state's frames (those not carried over unchanged): their cache
-        entries and the blocks of their local-checkpoint RDDs, which ``unpersist`` alone keeps."""
+        entries and the blocks of their local-checkpoint RDDs, which ``unpersist`` alone keeps.
+        (A reliably checkpointed frame stays readable: its files are not touched.)"""
         kept = {id(df) for df in keep.frames.values()}
         for df in old.frames.values():
             if id(df) not in kept:
@@ -228,9 +259,11 @@ class IterationDriver:
         record["executors_active"] = current
         partitions, assignment = reconf.partitions, reconf.bin_assignment
         if reconf.executors is not None and reconf.executors != current:
-            if reconf.executors < current:
-                secured, _ = self._barrier(state, superstep=self.checkpoint_interval)  # reliable
+            anchored = self._anchor is not None and self._anchor.state is state
+            if reconf.executors < current and not anchored:
+                secured, _ = self._barrier(state, reliable=True)
                 self._release(state, keep=secured)
+                self._set_anchor(Anchor(record["superstep"], secured, program.variant))
                 state = secured
             act = self.actuator.set_executors(reconf.executors)
             record.update(executors_requested=act.requested, executors_active=act.active,
@@ -247,7 +280,7 @@ class IterationDriver:
             state = self._relayout(program, state, record, partitions, assignment)
         if reconf.step_variant is not None and reconf.step_variant != program.variant:
             switched = program.switch_variant(reconf.step_variant, state)
-            new, _ = self._barrier(switched, superstep=0)
+            new, _ = self._barrier(switched, reliable=False)
             self._release(state, keep=new)
             state = new
         return state
@@ -262,7 +295,7 @@ class IterationDriver:
         self.partitions = partitions
         self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
         moved = program.relayout(partitions, state, assignment)
-        new, _ = self._barrier(moved, superstep=0)
+        new, _ = self._barrier(moved, reliable=False)
         self._release(state, keep=new)
         wall = time.perf_counter() - t0
         record.update(partitions_after=partitions, relayout_seconds=wall)

@@ -84,6 +84,17 @@ class IterativeProgram(ABC):
         self.partitions = partitions
         return state
 
+    def restore(self, state: State) -> State:
+        """Adopt a state read back from a checkpoint: a saved run's Parquet files when a run is
+        resumed, or the driver's last reliable checkpoint after executors were lost.
+
+        Called after :meth:`init` (static data is in place); returns the state, lazily. A
+        program that places its state to match its cached inputs (a bin layout) must re-place
+        it here, because the checkpoint was written under another layout or none. Default:
+        the state as it is.
+        """
+        return state
+
     def bin_load(self, state: State) -> Any:
         """Per-bin load (numpy array, one entry per bin of :attr:`layout`) after a superstep.
 

@@ -7,6 +7,11 @@ status store has every task-end event of the superstep.
 
 The *main stage* of a superstep is its stage with the most executor run time; task
 quantiles, skew (max/mean task time) and the per-partition records and times come from it.
+
+Faults: ``failed_tasks`` counts task attempts that failed in the superstep's jobs (every one is
+retried by Spark, or its job failed and the driver reran the superstep); ``failed_jobs`` the
+jobs that failed; ``executors_lost`` the executors that went away during the superstep without
+the driver removing them (``executors_lost_ids``: their ids and Spark's reason).
 """
 from __future__ import annotations
 
@@ -28,7 +33,10 @@ NUMERIC_FIELDS = (
     "spill_memory_bytes", "spill_disk_bytes", "jobs", "stages", "tasks",
     "task_seconds_min", "task_seconds_median", "task_seconds_p90", "task_seconds_max",
     "skew", "partition_records_max_over_mean", "utilization", "state_bytes",
+    "failed_tasks", "failed_jobs", "executors_lost",
 )
+# Spark's reason for an executor the driver removed on purpose (scale-in), not a loss.
+KILLED_BY_DRIVER = "killed by driver"
 
 
 def _drain_listener_bus(sc: Any, timeout_ms: int = 10_000) -> None:
@@ -48,6 +56,7 @@ class StatsCollector:
         # Job ids grow monotonically; jobs before this collector (earlier runs in the same
         # SparkContext, which reuse the group names superstep-<i>) are not ours.
         self.first_job = self._next_job_id()
+        self._gone: set[str] = {e for e, _ in self._removed_executors()}  # removed before this run
 
     def _next_job_id(self) -> int:
         dag = self.sc._jsc.sc().dagScheduler()
@@ -76,8 +85,47 @@ class StatsCollector:
 
     def collect(self, superstep: int, wall_seconds: float, snapshot: ExecutorSnapshot,
                 state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
-        """Statistics of superstep ``superstep`` (all jobs of group ``superstep-<i>``)."""
-        return self.collect_group(f"superstep-{superstep}", wall_seconds, snapshot, state_rdd_ids)
+        """Statistics of superstep ``superstep`` (all jobs of group ``superstep-<i>``), and the
+        executors lost since the previous superstep's statistics."""
+        out = self.collect_group(f"superstep-{superstep}", wall_seconds, snapshot, state_rdd_ids)
+        out.update(self._lost_executors())
+        return out
+
+    def _removed_executors(self) -> list[tuple[str, str]]:
+        """``(id, reason)`` of every executor of this application that is gone."""
+        try:
+            rows = rest_get(self.sc, "allexecutors")
+        except OSError:
+            return []
+        return [(e["id"], e.get("removeReason") or "") for e in rows
+                if e["id"] != "driver" and not e.get("isActive", True)]
+
+    def _lost_executors(self) -> dict[str, Any]:
+        """Executors removed since the last call that the driver did not remove itself."""
+        new = [(e, why) for e, why in self._removed_executors() if e not in self._gone]
+        self._gone.update(e for e, _ in new)
+        lost = [(e, why) for e, why in new if KILLED_BY_DRIVER not in why.lower()]
+        return {"executors_lost": float(len(lost)),
+                "executors_lost_ids": json.dumps({e: why[:200] for e, why in lost})}
+
+    def _failures(self, jobs: list[int]) -> dict[str, float]:
+        """Failed task attempts (over every attempt of every stage of ``jobs``) and failed jobs."""
+        failed_jobs, stages = 0, set()
+        for job_id in jobs:
+            info = self.tracker.getJobInfo(job_id)
+            if info.isDefined():
+                failed_jobs += str(info.get().status()) == "FAILED"
+                stages.update(int(s) for s in info.get().stageIds())
+        tasks = 0
+        for sid in stages:
+            stage = self.tracker.getStageInfo(sid)
+            if not stage.isDefined():
+                continue
+            if stage.get().currentAttemptId() > 0:  # earlier attempts too: only REST has them
+                tasks += sum(a.get("numFailedTasks", 0) for a in self._stage(sid))
+            else:
+                tasks += stage.get().numFailedTasks()
+        return {"failed_tasks": float(tasks), "failed_jobs": float(failed_jobs)}
 
     def collect_group(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot,
                       state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
@@ -89,7 +137,7 @@ class StatsCollector:
         # measured to stall the UI server for ~1 s.
         stages = [s for sid in self.stage_ids(group) for s in self._stage(sid) if s.get("status") == "COMPLETE"]
         out: dict[str, Any] = {f: 0.0 for f in NUMERIC_FIELDS}
-        out.update(jobs=len(jobs), stages=len(stages))
+        out.update(jobs=len(jobs), stages=len(stages), **self._failures(jobs))
         for s in stages:
             out["executor_run_seconds"] += s.get("executorRunTime", 0) / 1e3
             out["executor_cpu_seconds"] += s.get("executorCpuTime", 0) / 1e9
