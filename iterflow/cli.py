@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not log the run to MLflow (default store: ./mlflow.db, or MLFLOW_TRACKING_URI)")
     run.add_argument("--output", required=True)
     run.add_argument("--stats", help="write the per-superstep table as CSV")
+    run.add_argument("--resume", metavar="RUN_ID",
+                     help="continue run RUN_ID (printed at its start) from its last checkpoint; give the "
+                          "run's own algorithm, --input, --output and result options again")
     run.set_defaults(func=cmd_run)
 
     report = sub.add_parser("report", help="figures of one MLflow run as PNG and HTML")
@@ -123,9 +126,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
     )
     spec.validate()  # bad input ends here, before any run is announced
+    from iterflow.resume import new_run_id
+
     progress = Progress(*run_limits(spec.algorithm, spec.input, spec.format, spec.iterations, spec.tol))
+    run_id = args.resume or new_run_id()
+    print(f"iterflow: run {run_id}" + (" (resumed)" if args.resume else ""), file=sys.stderr, flush=True)
     result = run_job(spec, on_superstep=lambda rec: print(progress.line(rec), file=sys.stderr, flush=True),
-                     on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True))
+                     on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True),
+                     run_id=run_id, resume=bool(args.resume))
     total = result.supersteps["wall_seconds"].sum()
     print(f"iterflow: {spec.algorithm} finished: {result.iterations} supersteps in {total:.2f}s "
           f"({'converged' if result.converged else 'iteration limit'}); output {spec.output}"

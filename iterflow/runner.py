@@ -162,7 +162,10 @@ def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
         yield running.master_url, running.workers * running.cores_per_worker, \
             f"cluster started by `iterflow cluster start` ({running.master_url})"
         return
-    with LocalCluster(spec.workers, spec.cores_per_worker, spec.memory, spec.cpu_share) as cluster:
+    from iterflow.watchdog import stop_if_orphaned
+
+    with LocalCluster(spec.workers, spec.cores_per_worker, spec.memory, spec.cpu_share) as cluster, \
+            stop_if_orphaned(cluster):  # stops it even if this process is SIGKILLed
         note = f"embedded LocalCluster {cluster.master_url}, {spec.workers} workers x {spec.cores_per_worker} cores"
         if cluster.cpu_share_note:
             note += f"; {cluster.cpu_share_note}"
@@ -305,13 +308,41 @@ def warm_model(program_name: str):
     return ResourceModel.from_history(hist) if len(hist) >= 3 else ResourceModel()
 
 
+@contextlib.contextmanager
+def mlflow_store_lock() -> Iterator[None]:
+    """One process at a time opens a local (sqlite) MLflow store: two runs starting at once on
+    a new store would both create its tables, and one would fail ("table ... already exists")."""
+    import fcntl
+
+    from iterflow.tracking import tracking_uri
+
+    uri = tracking_uri()
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    fd = os.open(uri[len("sqlite:///"):] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None = None,
-            on_start: Callable[[str], None] | None = None) -> RunResult:
-    """Run ``spec`` end to end; the cluster and session it started are stopped on return."""
+            on_start: Callable[[str], None] | None = None, run_id: str | None = None,
+            resume: bool = False) -> RunResult:
+    """Run ``spec`` end to end; the cluster and session it started are stopped on return.
+
+    The run is recorded as ``run_id`` (a new id when ``None``) under ``$ITERFLOW_HOME/runs``,
+    with its state saved at every reliable checkpoint; ``resume=True`` continues run ``run_id``
+    from its last saved checkpoint (see :mod:`iterflow.resume`).
+    """
+    from iterflow.resume import RunStore
     from iterflow.tracking import RunTracker
 
     spec.validate()
-    with cluster_for(spec) as (master, cores, note), \
+    store = RunStore.reopen(run_id, spec) if resume and run_id else RunStore.create(run_id, spec)
+    with store.recording(), cluster_for(spec) as (master, cores, note), \
             tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir:
         if on_start:
             on_start(note)
@@ -328,20 +359,25 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
                       "executors": spec.executors, "target_seconds": spec.target_seconds,
                       "min_executors": spec.min_executors, "max_executors": spec.max_executors,
                       "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval}
-            tracker = RunTracker(params) if spec.track else None
+            with mlflow_store_lock() if spec.track else contextlib.nullcontext():
+                tracker = RunTracker(params) if spec.track else None
+            if tracker:
+                tracker.mlflow.set_tags({"iterflow.run_id": store.run_id, "iterflow.resumed": str(resume)})
             callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
             driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
                                      model=warm_model(program.name) if spec.track else None,
-                                     on_superstep=lambda rec: [cb(rec) for cb in callbacks])
+                                     on_superstep=lambda rec: [cb(rec) for cb in callbacks],
+                                     on_checkpoint=store.save)
             start = spec.executors if spec.policy != "dynamic-allocation" else None
             if start:
                 act = driver.actuator.set_executors(start)
                 if act.note:
                     log.warning(act.note)
             try:
-                result = driver.run(program)
+                result = driver.run(program, resume=store.load(spark) if resume else None)
                 write_output(spec, program, result)
+                store.finished(spec.output)
             except BaseException:
                 if tracker:
                     tracker.finish(pd.DataFrame(), status="FAILED")
