@@ -129,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from iterflow.resume import new_run_id
 
     progress = Progress(*run_limits(spec.algorithm, spec.input, spec.format, spec.iterations, spec.tol))
+    spec.validate()  # a run id only for a run that can start
     run_id = args.resume or new_run_id()
     print(f"iterflow: run {run_id}" + (" (resumed)" if args.resume else ""), file=sys.stderr, flush=True)
     result = run_job(spec, on_superstep=lambda rec: print(progress.line(rec), file=sys.stderr, flush=True),
