@@ -45,11 +45,15 @@ def _signal_groups(pgids: list[int], sig: int) -> None:
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
+    """Whether a process of group ``pgid`` still runs (zombies, dead but not yet reaped, do not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2] == str(pgid) and fields[0] != "Z":  # state, ppid, pgrp, ...
+            return True
+    return False
 
 
 def stop_orphans(pgids: list[int], paths: list[str], grace: float = 15.0) -> None:
