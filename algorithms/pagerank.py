@@ -68,8 +68,7 @@ class PageRank(IterativeProgram):
         dangling = g.vertices.select("id").join(outdeg.withColumnRenamed("src", "id"), "id", "left_anti")
         self._place_inputs(weighted, g.vertices.select("id"), dangling)
         self.links_count = self.links.count()
-        load_out = self.layout.bin_counts(self.links, "src")
-        self._bin_load = load_out + self.layout.bin_counts(self.links, "dst")
+        self._bin_load = self.layout.bin_counts(self.links, "src", "dst")
         ranks = self.vertex_ids.select(PK, "id", F.lit(1.0 / self.n).alias("rank"))
         return State({"ranks": ranks})
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from common import RESULTS, emulated_cluster, rmat
+from common import add_emulation_args, RESULTS, emulated_cluster, rmat
 
 from algorithms import PageRank, WeaklyConnectedComponents
 from iterflow.driver import IterationDriver
@@ -70,10 +70,7 @@ def checked_run(spark, eventlog: Path, label: str, policy, program, start: int, 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=20)
-    ap.add_argument("--edges", type=int, default=4_000_000)
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--cpu-share", type=float, default=0.5)
+    add_emulation_args(ap)
     ap.add_argument("--supersteps", type=int, default=16)
     ap.add_argument("--out", default=str(RESULTS / "adaptive_runs.csv"))
     args = ap.parse_args()

@@ -7,6 +7,7 @@ are not writable the cluster runs uncapped and says so; every experiment prints 
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import statistics
 import sys
@@ -44,6 +45,14 @@ def emulated_cluster(workers: int = 4, cpu_share: float | None = 0.5, partitions
             yield cluster, spark
         finally:
             spark.stop()
+
+
+def add_emulation_args(ap: argparse.ArgumentParser, scale: int = 20, edges: int = 4_000_000) -> None:
+    """The options every emulated-cluster experiment takes: the R-MAT input and the cluster shape."""
+    ap.add_argument("--scale", type=int, default=scale)
+    ap.add_argument("--edges", type=int, default=edges)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--cpu-share", type=float, default=0.5)
 
 
 def rmat(scale: int, edges: int, seed: int = 1) -> Path:

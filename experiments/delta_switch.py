@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from common import RESULTS, emulated_cluster, med, rmat
+from common import add_emulation_args, RESULTS, emulated_cluster, med, rmat
 
 from algorithms import PageRank
 from iterflow.driver import IterationDriver
@@ -28,10 +28,7 @@ from iterflow.policy import StaticPolicy
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=20)
-    ap.add_argument("--edges", type=int, default=4_000_000)
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--cpu-share", type=float, default=0.5)
+    add_emulation_args(ap)
     ap.add_argument("--supersteps", type=int, default=20)
     ap.add_argument("--below", type=float, default=0.02, help="switch when the L1 delta falls to this")
     ap.add_argument("--reps", type=int, default=2)

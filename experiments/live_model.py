@@ -11,22 +11,17 @@ superstep on; superstep 1 (JIT warm-up) is not fed to the model.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from common import RESULTS, add_emulation_args, emulated_cluster, rmat
 
-from algorithms import PageRank  # noqa: E402
-from iterflow.cluster import LocalCluster  # noqa: E402
-from iterflow.driver import IterationDriver  # noqa: E402
-from iterflow.generate import write_rmat  # noqa: E402
-from iterflow.graphio import load_graph  # noqa: E402
-from iterflow.reconfig import Reconfiguration  # noqa: E402
-from iterflow.session import build_session  # noqa: E402
+from algorithms import PageRank
+from iterflow.driver import IterationDriver
+from iterflow.graphio import load_graph
+from iterflow.reconfig import Reconfiguration
 
 
 class ScheduledExecutors:
@@ -46,38 +41,24 @@ class ScheduledExecutors:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=20)
-    ap.add_argument("--edges", type=int, default=4_000_000)
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--cpu-share", type=float, default=0.5)
+    add_emulation_args(ap)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--schedule", default="1,1,1,2,2,4,4,2,2,1,4,2,1,2")
-    ap.add_argument("--out", default=str(ROOT / "experiments" / "results" / "live_model.csv"))
+    ap.add_argument("--out", default=str(RESULTS / "live_model.csv"))
     args = ap.parse_args()
     schedule = [int(x) for x in args.schedule.split(",")]
-    data = ROOT / "data" / f"rmat-{args.scale}-{args.edges}.txt"
-    if not data.exists():
-        print(f"generating {data} ...", flush=True)
-        write_rmat(data, args.scale, args.edges, seed=1)
+    data = rmat(args.scale, args.edges)
     t0 = time.time()
-    with LocalCluster(args.workers, 1, "3g", args.cpu_share) as cluster:
-        print(f"cluster: {args.workers} workers x 1 core; {cluster.cpu_share_note or 'no cpu share'}", flush=True)
-        spark = build_session(cluster.master_url, args.workers, {
-            "spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g",
-            "spark.sql.shuffle.partitions": str(args.partitions),
-            "spark.default.parallelism": str(args.partitions)})
-        try:
-            driver = IterationDriver(spark, ScheduledExecutors(schedule), partitions=args.partitions,
-                                     on_superstep=lambda r: print(
-                                         f"superstep {r['superstep']:>2}: {r['wall_seconds']:.2f}s on "
-                                         f"{r['executors']} executors, predicted {r['predicted_seconds']:.2f}s",
-                                         flush=True))
-            driver.actuator.set_executors(schedule[0])  # before loading: caches land where they stay
-            g = load_graph(spark, str(data), "edgelist", partitions=args.partitions)
-            print(f"loaded {g.edges.count()} edges in {time.time() - t0:.0f}s", flush=True)
-            res = driver.run(PageRank(g, max_iterations=len(schedule)))
-        finally:
-            spark.stop()
+    with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions) as (cluster, spark):
+        driver = IterationDriver(spark, ScheduledExecutors(schedule), partitions=args.partitions,
+                                 on_superstep=lambda r: print(
+                                     f"superstep {r['superstep']:>2}: {r['wall_seconds']:.2f}s on "
+                                     f"{r['executors']} executors, predicted {r['predicted_seconds']:.2f}s",
+                                     flush=True))
+        driver.actuator.set_executors(schedule[0])  # before loading: caches land where they stay
+        g = load_graph(spark, str(data), "edgelist", partitions=args.partitions)
+        print(f"loaded {g.edges.count()} edges in {time.time() - t0:.0f}s", flush=True)
+        res = driver.run(PageRank(g, max_iterations=len(schedule)))
     t = res.supersteps
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     t.to_csv(args.out, index=False)

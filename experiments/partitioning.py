@@ -22,7 +22,7 @@ import time
 
 import pandas as pd
 
-from common import RESULTS, emulated_cluster, med, rmat
+from common import add_emulation_args, RESULTS, emulated_cluster, med, rmat
 
 from algorithms import PageRank
 from iterflow.driver import IterationDriver
@@ -111,10 +111,7 @@ class _ScaleAt3:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=20)
-    ap.add_argument("--edges", type=int, default=4_000_000)
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--cpu-share", type=float, default=0.5)
+    add_emulation_args(ap)
     ap.add_argument("--partitions", type=int, default=64, help="partitions of the skew runs")
     ap.add_argument("--supersteps", type=int, default=8)
     ap.add_argument("--reps", type=int, default=2)

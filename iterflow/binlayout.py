@@ -19,10 +19,11 @@ partition, which is what makes :func:`~iterflow.partitioning.rescale` minimal in
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -56,15 +57,16 @@ class BinLayout:
 
     spark: SparkSession
     assignment: BinAssignment
+    #: partition keys for ``assignment.n_partitions`` (asked of Spark when not given)
+    keys: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.enable(self.spark)
-        self._keys = partition_keys(self.spark, self.assignment.n_partitions)
-        pk = self._keys[np.asarray(self.assignment.owner)]
-        pdf = {"bin": np.arange(self.assignment.n_bins, dtype=np.int32), PK: pk}
-        import pandas as pd
-
-        self._lookup = self.spark.createDataFrame(pd.DataFrame(pdf)).cache()
+        if self.keys is None or len(self.keys) != self.assignment.n_partitions:
+            self.keys = partition_keys(self.spark, self.assignment.n_partitions)
+        pk = self.keys[np.asarray(self.assignment.owner)]
+        pdf = pd.DataFrame({"bin": np.arange(self.assignment.n_bins, dtype=np.int32), PK: pk})
+        self._lookup = self.spark.createDataFrame(pdf).cache()
 
     @staticmethod
     def enable(spark: SparkSession) -> None:
@@ -102,14 +104,17 @@ class BinLayout:
         """Shuffle rows that already carry ``pk`` to their partition (e.g. messages to ``dst``)."""
         return df.repartition(self.n_partitions, PK)
 
-    def bin_counts(self, df: DataFrame, key: str) -> np.ndarray:
-        """Rows per bin of ``df`` (one small job: ``B`` numbers come back to the driver)."""
+    def bin_counts(self, df: DataFrame, *keys: str) -> np.ndarray:
+        """Rows per bin of ``df``, summed over the bins of each of ``keys`` (one small job for
+        all of them: ``B`` numbers come back to the driver)."""
+        bins = F.explode(F.array(*[self.bin_expr(k) for k in keys])).alias("b")
         counts = np.zeros(self.n_bins)
-        for r in df.select(self.bin_expr(key).alias("b")).groupBy("b").count().collect():
+        for r in df.select(bins).groupBy("b").count().collect():
             counts[int(r["b"])] = float(r["count"])
         return counts
 
     def moved_to(self, assignment: BinAssignment) -> "BinLayout":
-        """The layout for a new assignment (its lookup table is built now, placement is lazy)."""
+        """The layout for a new assignment (its lookup table is built now, placement is lazy;
+        the partition keys are reused when the partition count is unchanged)."""
         self._lookup.unpersist()
-        return BinLayout(self.spark, assignment)
+        return BinLayout(self.spark, assignment, self.keys)

@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from iterflow.actuation import ExecutorActuator
 from iterflow.model import ResourceModel
+from iterflow.partitioning import imbalance, moved_fraction, moved_load
 from iterflow.policy import Policy, StaticPolicy
 from iterflow.program import IterativeProgram, State
 from iterflow.reconfig import Reconfiguration
@@ -164,8 +165,6 @@ class IterationDriver(Recovering):
         record["variant"] = program.variant
         if program.layout is None:
             return
-        from iterflow.partitioning import imbalance
-
         load = program.bin_load(state)
         assignment = program.layout.assignment
         record.update(_bin_load=load, _assignment=assignment,
@@ -300,8 +299,6 @@ class IterationDriver(Recovering):
         wall = time.perf_counter() - t0
         record.update(partitions_after=partitions, relayout_seconds=wall)
         if before is not None and program.layout is not None:
-            from iterflow.partitioning import moved_fraction, moved_load
-
             after, load = program.layout.assignment, program.bin_load(new)
             record["bins_moved_fraction"] = moved_fraction(before, after)
             if load is not None and load.sum() > 0:  # share of the work (edges) whose partition changed

@@ -51,7 +51,8 @@ class Rebalancing:
         if load is None or current is None:
             return reconf
         if reconf.executors is not None and reconf.executors != last.get("executors"):
-            self.plan, _ = None, self.detector.reset()
+            self.plan = None
+            self.detector.reset()
             return reconf
         now = imbalance(current.partition_load(load))
         if self.plan is not None and (self.plan.n_partitions != current.n_partitions
