@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from iterflow.reconfig import Reconfiguration
-from iterflow.sparkinfo import executor_snapshot, rest_get
+from iterflow.sparkinfo import executor_snapshot
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.cluster
@@ -44,11 +44,16 @@ def executor_pids(app_id: str) -> dict[str, int]:
 
 
 class KillExecutorDuring:
-    """SIGKILL one executor of this application while superstep ``at`` runs tasks on it.
+    """SIGKILL one executor of this application while superstep ``at`` runs tasks.
 
     Armed from ``program.step`` of superstep ``at`` (the superstep has begun; its jobs run in
-    the barrier right after); a thread waits until an executor of ours has an active task in
-    job group ``superstep-<at>`` and kills that executor's JVM.
+    the barrier right after). A thread polls Spark's status tracker over py4j (no HTTP round
+    trip: the supersteps of the small test graph last tens of milliseconds) until a stage of a
+    job in group ``superstep-<at>`` has active tasks, then kills one of our executor JVMs, whose
+    pids are resolved before the superstep starts. With 1-core executors and as many active
+    tasks as executors, every executor is busy; otherwise the busiest guess is still an executor
+    of ours in the middle of the superstep, and the test checks the lost executor and the
+    failed tasks in the statistics afterwards.
     """
 
     def __init__(self, spark, at: int) -> None:
@@ -61,29 +66,36 @@ class KillExecutorDuring:
 
         def armed(state, i):
             if i == self.at and self._thread is None:
-                self._thread = threading.Thread(target=self._kill, daemon=True)
+                pids = executor_pids(self.sc.applicationId)
+                self._thread = threading.Thread(target=self._kill, args=(pids,), daemon=True)
                 self._thread.start()
             return step(state, i)
 
         program.step = armed
         return program
 
-    def _kill(self) -> None:
+    def _busy_tasks(self, tracker) -> int:
+        active = 0
+        for j in tracker.getJobIdsForGroup(f"superstep-{self.at}"):
+            info = tracker.getJobInfo(j)
+            if info is None or info.status != "RUNNING":
+                continue
+            for sid in info.stageIds:
+                stage = tracker.getStageInfo(sid)
+                active += stage.numActiveTasks if stage is not None else 0
+        return active
+
+    def _kill(self, pids: dict[str, int]) -> None:
+        assert pids, "no executor JVM of this application found"
         tracker = self.sc.statusTracker()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            running = [j for j in tracker.getJobIdsForGroup(f"superstep-{self.at}")
-                       if (info := tracker.getJobInfo(j)) is not None and info.status == "RUNNING"]
-            if running:
-                busy = [e["id"] for e in rest_get(self.sc, "executors")
-                        if e["id"] != "driver" and e.get("activeTasks", 0) > 0]
-                pids = executor_pids(self.sc.applicationId)
-                victims = [e for e in busy if e in pids]
-                if victims:
-                    os.kill(pids[victims[0]], signal.SIGKILL)
-                    self.killed = victims[0]
-                    return
-            time.sleep(0.02)
+            if self._busy_tasks(tracker) > 0:
+                victim = sorted(pids)[0]
+                os.kill(pids[victim], signal.SIGKILL)
+                self.killed = victim
+                return
+            time.sleep(0.002)
 
     def join(self) -> None:
         assert self._thread is not None, f"superstep {self.at} never ran"
