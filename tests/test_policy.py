@@ -347,6 +347,21 @@ def test_failed_scale_out_seen_on_the_last_row():
     assert r.executors is None and "scale-out to 8 got only 4 executors" in r.reason
 
 
+def test_executor_lost_right_after_a_scale_out_is_not_a_refused_request():
+    m = FakeModel(1.0, 0.01)
+    p = TargetPolicy(150, max_executors=16, max_iterations=30, **QUICK)
+    hist = flat(3, 4, m)
+    hist[-1].update(executors_requested=8, executors_active=8)
+    hist.append(row(4, 7, m.predict_seconds(7, 10_000), executors_lost=1))  # granted, then one died
+    r = p.decide(hist, m)
+    assert "lost 1 executor in superstep 4: deciding for the 7 left" in r.reason
+    assert "got only" not in r.reason and p._failure is None
+    n = r.executors or 7  # asking again for the lost capacity; this time it is granted
+    hist[-1].update(executors_requested=n, executors_active=n)
+    hist.append(row(5, n, m.predict_seconds(n, 10_000)))
+    assert "got only" not in p.decide(hist, m).reason
+
+
 def test_run_goes_on_when_the_cluster_grants_fewer_executors():
     cluster = FakeCluster(grant=3)
     p = TargetPolicy(300, max_executors=16, max_iterations=30, wait_count=1, cooldown=0)

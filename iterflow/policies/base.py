@@ -197,6 +197,12 @@ class AdaptivePolicy:
         """Notice a scale-out that got fewer executors than asked; returns (notes, ceiling)."""
         seen = self._requested_vs_active(history)
         f = self._failure
+        lost = int(num(history[-1].get("executors_lost")) or 0)
+        if lost > 0:
+            # Capacity lost to a fault is not a refused request: decide for what is left and
+            # leave the backoff alone (asking again may well be granted on another worker).
+            note = f"lost {lost} executor{'s' if lost > 1 else ''} in superstep {i}: deciding for the {cur} left"
+            return [note], self.max_executors
         if seen is not None and seen[0] > seen[1]:
             asked, got = seen
             repeat = f is not None and self._asked is not None and self._asked[0] >= f["at"]
