@@ -2,8 +2,9 @@
 
 Each superstep assigns every point to its nearest center and moves each center to the
 mean of its points: one pass over the cached points computing per-partition partial sums
-with numpy (``mapInPandas``), one small shuffle of k partial sums per partition, and a
-collect of k rows to the driver. The state is the k centers (driver-side, tiny).
+with numpy (``mapInPandas``) and a collect of the k partial sums per partition, added on
+the driver in partition order, so a retried task cannot change the centers' last bits. The
+state is the k centers (driver-side, tiny).
 
 Initial centers: given (a file or an array), ``random`` (k distinct points drawn with the
 seed), or ``k-means||`` (Bahmani et al.: 2 oversampling rounds of 2k candidates each,
@@ -19,6 +20,7 @@ from typing import Iterator
 
 import numpy as np
 import pandas as pd
+from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, IntegerType, LongType, StructField, StructType
@@ -128,7 +130,8 @@ class KMeans(IterativeProgram):
     def step(self, state: State, superstep: int) -> State:
         centers = state.values["centers"]
         feats, k, d = self.features, self.k, len(self.features)
-        schema = StructType([StructField("cluster", IntegerType()), StructField("n", LongType())] +
+        schema = StructType([StructField("part", IntegerType()), StructField("cluster", IntegerType()),
+                             StructField("n", LongType())] +
                             [StructField(f"s{j}", DoubleType()) for j in range(d)])
 
         def partial(it: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -141,14 +144,21 @@ class KMeans(IterativeProgram):
             out = pd.DataFrame(sums, columns=[f"s{j}" for j in range(d)])
             out.insert(0, "n", counts)
             out.insert(0, "cluster", np.arange(k, dtype=np.int32))
+            out.insert(0, "part", np.int32(TaskContext.get().partitionId()))
             yield out[out["n"] > 0]
 
-        agg = (self.points.mapInPandas(partial, schema).groupBy("cluster")
-               .agg(F.sum("n").alias("n"), *[F.sum(f"s{j}").alias(f"s{j}") for j in range(d)])
-               .collect())
+        # The partials (k rows per partition) are summed on the driver in partition order, not by
+        # a shuffle: a reduce adds them in whatever order they arrive, so a retried task (an
+        # executor lost) would change the last bits of the centers. Here they are bit-identical.
+        parts = pd.DataFrame(self.points.mapInPandas(partial, schema).collect(), columns=schema.fieldNames())
+        parts = parts.sort_values(["part", "cluster"], kind="stable")
         new = centers.copy()  # empty clusters keep their previous center
-        for row in agg:
-            new[row["cluster"]] = np.array([row[f"s{j}"] for j in range(d)]) / row["n"]
+        for c, g in parts.groupby("cluster", sort=True):
+            n = int(g["n"].sum())
+            s = np.zeros(d)
+            for row in g[[f"s{j}" for j in range(d)]].to_numpy(float):
+                s += row
+            new[int(c)] = s / n
         return State(values={"centers": new, "moved": float(np.sqrt(((new - centers) ** 2).sum(1)).max())})
 
     def delta(self, old: State, new: State, rows: dict[str, int]) -> float:
