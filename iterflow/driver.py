@@ -147,7 +147,7 @@ class IterationDriver(Recovering):
                 record["barrier_seconds"] = time.perf_counter() - t0
                 record.update(decision=reconf.decision(record["executors"]), reason=reconf.reason)
                 state = self._apply_recovering(reconf, state, record, program, history)
-                self._next_prediction = self._predict(record)
+                self._next_prediction = record["next_predicted_seconds"] = self._predict(record)
                 if self._anchor is not None and self._anchor.superstep == i:
                     self._save_checkpoint(program, record, history)
                 if self.on_superstep:
