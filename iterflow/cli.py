@@ -58,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target-seconds", type=float, help="runtime target of the whole job (--policy target)")
     run.add_argument("--min-executors", type=int)
     run.add_argument("--max-executors", type=int)
+    run.add_argument("--rebalance", type=float, metavar="RATIO",
+                     help="pagerank: move hot bins when the max/mean partition load stays above RATIO")
+    run.add_argument("--switch-to-delta", type=float, metavar="DELTA",
+                     help="pagerank: switch to the delta step (only changed ranks sent) once the L1 "
+                          "change per superstep falls to DELTA")
     run.add_argument("--checkpoint-interval", type=int, default=10,
                      help="reliable checkpoint every k supersteps (lineage is cut every superstep)")
     run.add_argument("--no-mlflow", dest="track", action="store_false",
@@ -124,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         conf=parse_conf(args.conf), stats=args.stats, policy=args.policy,
         checkpoint_interval=args.checkpoint_interval, track=args.track, executors=args.executors,
         target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
+        rebalance=args.rebalance, switch_to_delta=args.switch_to_delta,
     )
     spec.validate()  # bad input ends here, before any run is announced
     from iterflow.resume import new_run_id

@@ -279,6 +279,7 @@ class IterationDriver(Recovering):
             state = self._relayout(program, state, record, partitions, assignment)
         if reconf.step_variant is not None and reconf.step_variant != program.variant:
             switched = program.switch_variant(reconf.step_variant, state)
+            record["variant_after"] = reconf.step_variant
             new, _ = self._barrier(switched, reliable=False)
             self._release(state, keep=new)
             state = new

@@ -134,4 +134,10 @@ class Progress:
         decision = record.get("decision", "same")
         reason = record.get("reason") or ""
         parts.append(f"decision {decision}" + (f": {reason}" if decision != "same" and reason else ""))
+        moved = record.get("bins_moved_fraction")
+        if _finite(moved):
+            parts.append(f"relayout to {record.get('partitions_after', record.get('partitions'))} partitions "
+                         f"({100 * moved:.1f}% of bins moved)")
+        if record.get("variant_after"):
+            parts.append(f"step -> {record['variant_after']}")
         return "  ".join(parts)

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 #: Options that define the result; a resumed run must be given the same.
 RESULT_FIELDS = ("algorithm", "input", "output", "format", "directed", "iterations", "tol", "k",
-                 "init_centers", "seed")
+                 "init_centers", "seed", "switch_to_delta")
 _PATHS = ("input", "output", "init_centers", "stats")
 _SECRET_HINTS = ("secret", "password", "token")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

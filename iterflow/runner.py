@@ -58,6 +58,8 @@ class JobSpec:
     target_seconds: float | None = None
     min_executors: int | None = None
     max_executors: int | None = None
+    rebalance: float | None = None
+    switch_to_delta: float | None = None
 
     def validate(self) -> None:
         self._validate_types()
@@ -80,6 +82,10 @@ class JobSpec:
                 raise InputError(f"--{name.replace('_', '-')} must be >= 1 (got {v})")
         if self.target_seconds is not None and not (self.target_seconds > 0 and np.isfinite(self.target_seconds)):
             raise InputError(f"--target-seconds must be a finite number > 0 (got {self.target_seconds})")
+        if self.rebalance is not None and not (self.rebalance > 1 and np.isfinite(self.rebalance)):
+            raise InputError(f"--rebalance must be a finite max/mean load ratio > 1 (got {self.rebalance})")
+        if self.switch_to_delta is not None and not (self.switch_to_delta > 0 and np.isfinite(self.switch_to_delta)):
+            raise InputError(f"--switch-to-delta must be a finite number > 0 (got {self.switch_to_delta})")
         if self.cpu_share is not None and not (0 < self.cpu_share <= self.cores_per_worker):
             raise InputError(f"--cpu-share must be in (0, --cores-per-worker] (got {self.cpu_share})")
         if not re.fullmatch(r"[1-9][0-9]*[kmgtp]b?", self.memory.strip().lower()):
@@ -100,9 +106,10 @@ class JobSpec:
     def _validate_types(self) -> None:
         """Numbers are numbers (argparse in Python 3.11 turns ``--iterations=--`` into ``[]``)."""
         for name in ("iterations", "k", "seed", "workers", "cores_per_worker", "executors", "min_executors",
-                     "max_executors", "checkpoint_interval", "tol", "target_seconds", "cpu_share"):
+                     "max_executors", "checkpoint_interval", "tol", "target_seconds", "cpu_share", "rebalance",
+                     "switch_to_delta"):
             value = getattr(self, name)
-            integral = name not in ("tol", "target_seconds", "cpu_share")
+            integral = name not in ("tol", "target_seconds", "cpu_share", "rebalance", "switch_to_delta")
             if value is not None and (isinstance(value, bool) or not isinstance(value, int if integral else (int, float))):
                 raise InputError(f"--{name.replace('_', '-')} expects {'an integer' if integral else 'a number'}"
                                  f" (got {value!r})")
@@ -116,6 +123,10 @@ class JobSpec:
             for flag, value in (("--k", self.k), ("--init-centers", self.init_centers)):
                 if value is not None:
                     raise InputError(f"{flag} applies to kmeans, not {self.algorithm}")
+        if self.algorithm != "pagerank":  # the program laid out by bins, with a delta step
+            for flag, value in (("--rebalance", self.rebalance), ("--switch-to-delta", self.switch_to_delta)):
+                if value is not None:
+                    raise InputError(f"{flag} applies to pagerank, not {self.algorithm}")
 
     def _validate_paths(self) -> None:
         if not self.input.strip():
@@ -193,7 +204,8 @@ def build_program(spec: JobSpec, spark: Any, partitions: int):
         if "pr.damping-factor" in graph.properties:
             damping = _property(spec, graph.properties, "pr.damping-factor", float, lambda v: 0 <= v <= 1,
                                 "a number in [0, 1]")
-        return PageRank(graph, damping, max_iterations=iterations or (100 if spec.tol else 20), tol=spec.tol)
+        return PageRank(graph, damping, max_iterations=iterations or (100 if spec.tol else 20), tol=spec.tol,
+                        measure_delta=spec.switch_to_delta is not None)  # the switch watches the delta
     return WeaklyConnectedComponents(graph, max_iterations=spec.iterations or 1000,
                                      tol=0 if spec.tol is None else spec.tol)
 
@@ -276,7 +288,21 @@ def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
 
 
 def policy_for(spec: JobSpec, max_iterations: int | None, total_executors: int | None):
-    """The policy ``--policy`` names, with the options that apply to it."""
+    """The policy ``--policy`` names, with the options that apply to it, wrapped by the
+    partitioning and logic adaptations ``--rebalance`` and ``--switch-to-delta`` ask for."""
+    from iterflow.policies.layout import LogicSwitch, Rebalancing
+
+    policy = base = _executor_policy(spec, max_iterations, total_executors)
+    if spec.rebalance is not None:
+        policy = Rebalancing(policy, threshold=spec.rebalance, target=min(1.05, (1 + spec.rebalance) / 2))
+    if spec.switch_to_delta is not None:
+        policy = LogicSwitch(policy, "delta", below=spec.switch_to_delta)
+    if policy is not base and hasattr(base, "spark_conf"):
+        policy.spark_conf = base.spark_conf  # Spark settings of the executor policy (dynamic allocation)
+    return policy
+
+
+def _executor_policy(spec: JobSpec, max_iterations: int | None, total_executors: int | None):
     if spec.policy == "static":
         extra = {k: v for k, v in (("--target-seconds", spec.target_seconds), ("--min-executors", spec.min_executors),
                                    ("--max-executors", spec.max_executors)) if v is not None}
@@ -346,7 +372,8 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
             tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir:
         if on_start:
             on_start(note)
-        executors_max = spec.workers if not spec.master and cores else None
+        # executors the cluster can hold (a detached cluster may have more workers than --workers)
+        executors_max = cores // spec.cores_per_worker if cores and not spec.master else None
         policy = policy_for(spec, spec.iterations if spec.tol is None else None, executors_max)
         conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
         conf.update(getattr(policy, "spark_conf", lambda: {})())
@@ -358,7 +385,8 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
             params = {**program.params(), "policy": spec.policy, "input": spec.input, "master": master,
                       "executors": spec.executors, "target_seconds": spec.target_seconds,
                       "min_executors": spec.min_executors, "max_executors": spec.max_executors,
-                      "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval}
+                      "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval,
+                      "rebalance": spec.rebalance, "switch_to_delta": spec.switch_to_delta}
             with mlflow_store_lock() if spec.track else contextlib.nullcontext():
                 tracker = RunTracker(params) if spec.track else None
             if tracker:

@@ -98,8 +98,10 @@ def _bad_float(option: str) -> st.SearchStrategy[str]:
     negative = st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False).map(repr)
     if option == "--cpu-share":  # (0, cores-per-worker], and cores-per-worker is 1 here
         return always | negative | st.just("0") | st.floats(min_value=1.001, max_value=1e6).map(repr)
-    if option == "--target-seconds":
+    if option in ("--target-seconds", "--switch-to-delta"):
         return always | negative | st.just("0")
+    if option == "--rebalance":  # a max/mean ratio: > 1
+        return always | negative | st.floats(min_value=0, max_value=1).map(repr)
     return always | negative  # --tol
 
 
@@ -110,9 +112,14 @@ def bad_number(draw: st.DrawFn) -> tuple[str, str, str]:
         option = draw(st.sampled_from(sorted(INT_MINIMUM)))
         value = draw(st.integers(max_value=INT_MINIMUM[option] - 1).map(str) | NOT_AN_INT)
     else:
-        option = draw(st.sampled_from(["--tol", "--target-seconds", "--cpu-share"]))
+        option = draw(st.sampled_from(["--tol", "--target-seconds", "--cpu-share", "--rebalance",
+                                       "--switch-to-delta"]))
         value = draw(_bad_float(option))
-    return ("kmeans" if option == "--k" else draw(st.sampled_from(["pagerank", "wcc"]))), option, value
+    if option == "--k":
+        return "kmeans", option, value
+    if option in ("--rebalance", "--switch-to-delta"):
+        return "pagerank", option, value
+    return draw(st.sampled_from(["pagerank", "wcc"])), option, value
 
 
 @FAST
@@ -146,6 +153,8 @@ CONFLICTS = [
     ("pagerank", ["--policy", "efficiency", "--min-executors", "3", "--max-executors", "2"], ["--policy efficiency"]),
     ("pagerank", ["--policy", "bogus"], ["--policy", "bogus"]),
     ("pagerank", ["--k", "3"], ["--k", "kmeans"]),
+    ("wcc", ["--rebalance", "1.2"], ["--rebalance", "pagerank"]),
+    ("kmeans", ["--switch-to-delta", "0.01"], ["--switch-to-delta", "pagerank"]),
     ("wcc", ["--init-centers", "{points}"], ["--init-centers"]),
     ("pagerank", ["--format", "csv"], ["--format", "csv"]),
     ("kmeans", ["--format", "edgelist"], ["--format", "edgelist"]),

@@ -111,3 +111,17 @@ def test_logic_switch_ignores_a_missing_delta():
     assert pol.decide([{"superstep": 1, "executors": 2, "delta": None}]).step_variant is None
     with pytest.raises(ValueError):
         LogicSwitch(StaticPolicy(), below=0)
+
+
+def test_cli_options_wrap_the_executor_policy():
+    """``--rebalance`` and ``--switch-to-delta`` wrap whatever ``--policy`` names, and the
+    wrapped policy still hands its Spark settings (dynamic allocation's) to the session."""
+    from iterflow.runner import JobSpec, policy_for
+
+    spec = JobSpec("pagerank", "g.txt", "out", policy="dynamic-allocation", rebalance=1.3, switch_to_delta=1e-3)
+    p = policy_for(spec, 10, 4)
+    assert isinstance(p, LogicSwitch) and isinstance(p.inner, Rebalancing)
+    assert p.below == 1e-3 and p.inner.detector.threshold == 1.3 and p.inner.target < 1.3
+    assert p.spark_conf()["spark.dynamicAllocation.enabled"] == "true"
+    plain = policy_for(JobSpec("pagerank", "g.txt", "out"), 10, 4)
+    assert not isinstance(plain, (LogicSwitch, Rebalancing))
