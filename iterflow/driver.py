@@ -60,6 +60,14 @@ def job_group(superstep: int) -> str:
     return f"superstep-{superstep}"
 
 
+MIN_TASKS_PER_CORE = 2
+
+
+def partitions_for(start: int, cores: int) -> int:
+    """The partition count at ``cores``: the starting count, or two tasks per core if more."""
+    return max(int(start), MIN_TASKS_PER_CORE * int(cores))
+
+
 class IterationDriver(Recovering):
     """Runs programs on ``spark`` and consults ``policy`` at every barrier.
 
@@ -69,8 +77,10 @@ class IterationDriver(Recovering):
     model fed at every barrier (a fresh :class:`ResourceModel` by default; pass a warm-started
     one to reuse history); ``collect_stats=False`` skips the statistics (and the model).
     Superstep 1 (JIT warm-up, first reads of cached inputs) is recorded but not fed to the model.
-    ``partitions_follow_cores``: after executors change, the partition count is scaled by the
-    same factor as the cores (``partitions`` per core at the start is kept).
+    ``partitions_follow_cores``: after executors change, the partition count becomes
+    ``max(partitions, 2 x cores)`` -- never below the starting count, and at least two tasks
+    per core once the cores outgrow it (Spark's tuning guide: 2-3 tasks per core). Scaling
+    the starting ratio instead made 32 tiny partitions of a job started with 8 on 1 core.
     ``max_recoveries``: how often one superstep may be rewound and rerun after losing executors
     before the run fails with :class:`~iterflow.recovery.RecoveryError`; ``recovery_wait``:
     seconds a recovery waits for at least one executor. ``on_checkpoint``: see :data:`CheckpointHook`.
@@ -110,7 +120,6 @@ class IterationDriver(Recovering):
         """
         program.partitions = self.partitions
         self.spark.conf.set("spark.sql.shuffle.partitions", str(self.partitions))
-        self._per_core = self.partitions / max(executor_snapshot(self.sc).cores, 1)
         self._next_prediction = float("nan")
         self.sc.setJobGroup("init", f"{program.name}: load and prepare", interruptOnCancel=False)
         state = program.init(self.spark)
@@ -271,8 +280,8 @@ class IterationDriver(Recovering):
             record["cores_after"] = snap.cores
             if act.active != act.before and partitions is None and assignment is None:
                 # the count follows the cores; an unchanged count still re-distributes
-                partitions = (max(1, round(self._per_core * snap.cores)) if self.partitions_follow_cores
-                              else self.partitions)
+                partitions = partitions_for(self.partitions, snap.cores) if self.partitions_follow_cores \
+                    else self.partitions
         if assignment is not None:
             partitions = assignment.n_partitions
         if partitions is not None:

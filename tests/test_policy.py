@@ -283,7 +283,8 @@ def test_scale_in_waits_and_takes_the_least_reduction_of_the_streak():
 
 def test_cooldown_after_a_rescale():
     m = FakeModel(1.0, 0.01)
-    p = TargetPolicy(250, max_executors=16, max_iterations=20, wait_count=1, cooldown=1, warmup=0)
+    p = TargetPolicy(250, max_executors=16, max_iterations=20, wait_count=1, cooldown=1, warmup=0,
+                     rescale_seconds=0)  # rescales free here: the cooldown alone is under test
     hist = flat(3, 4, m)
     n = p.decide(hist, m).executors
     assert n == 13
@@ -314,6 +315,34 @@ def test_cores_per_executor_is_read_from_the_history():
     hist = [row(i, 2, m.predict_seconds(4, 10_000), cores_per_executor=2) for i in (1, 2, 3)]
     r = TargetPolicy(200, max_executors=16, max_iterations=10, **QUICK).decide(hist, m)
     assert r.executors == 4  # 7 cores needed -> 4 executors of 2 cores
+
+
+# ----------------------------------------------------------------------------- rescale cost
+def test_scale_out_must_save_more_than_a_rescale_costs():
+    m = FakeModel(1.0, 0.1)  # 1 + 1000/cores seconds: 251s at 4, 126s at 8
+    for left, expect in ((1, None), (30, 8)):  # one superstep left: 125s saved < 200s of rescale
+        p = TargetPolicy(3 * 251 + left * 120, max_executors=8, max_iterations=3 + left, rescale_seconds=200,
+                         **QUICK)
+        r = p.decide(flat(3, 4, m), m)
+        assert r.executors == expect, r.reason
+        if expect is None:
+            assert "would save ~125.0s over ~1 supersteps, not more than a rescale costs (~200.0s, prior)" in r.reason
+    # a rescale measured in this run replaces the prior
+    p = TargetPolicy(3 * 251 + 120, max_executors=8, max_iterations=4, rescale_seconds=200, **QUICK)
+    hist = flat(3, 4, m)
+    hist[0].update(actuation_seconds=20.0, relayout_seconds=10.0)
+    r = p.decide(hist, m)
+    assert r.executors == 8 and "would save" not in r.reason
+
+
+def test_fastest_counts_a_rescale_pause_as_spent():
+    m = FakeModel(1.0, 0.1)
+    hist = flat(3, 4, m)
+    quiet = FastestPolicy(4, max_executors=8, max_iterations=20, **QUICK).decide(hist, m).reason
+    hist[1].update(actuation_seconds=30.0, relayout_seconds=20.0, executors_active=4)
+    paused = FastestPolicy(4, max_executors=8, max_iterations=20, **QUICK).decide(hist, m).reason
+    saved = [float(r.split(" saved so far")[0].rsplit("; ", 1)[1]) for r in (quiet, paused)]
+    assert saved[0] - saved[1] == pytest.approx(50.0 * 4)
 
 
 # ----------------------------------------------------------------------------- failed scale-out

@@ -16,6 +16,9 @@ What :class:`AdaptivePolicy` adds to every rule:
   ``executors_requested`` > ``executors``), the reason says "scale-out to N got only M
   executors", the policy asks for no more than it has for ``backoff`` barriers (doubled on
   each repeated failure) and the run goes on;
+* *rescale cost* -- a scale-out is made only if the time it is predicted to save over the
+  rest of the run exceeds what a rescale costs (executor start + re-distribution: the median
+  ``actuation_seconds + relayout_seconds`` measured in this run, else ``rescale_seconds``);
 * *prediction* -- with a fitted model (``hasattr(model, "X_")``), superstep times come from
   ``model.predict_seconds(cores, work)``; before that from ``time ∝ work / cores`` anchored
   at the last superstep (no serial part, no overhead), and the reason says so.
@@ -109,7 +112,7 @@ class AdaptivePolicy:
     def __init__(self, *, max_executors: int, min_executors: int = 1, cores_per_executor: int = 1,
                  start_executors: int | None = None, wait_count: int = 3, cooldown: int = 1,
                  warmup: int = 1, backoff: int = 3, max_iterations: int | None = None,
-                 tol: float | None = None, window: int = 5) -> None:
+                 tol: float | None = None, window: int = 5, rescale_seconds: float = 10.0) -> None:
         if not 1 <= min_executors <= max_executors:
             raise ValueError(f"need 1 <= min_executors <= max_executors (got {min_executors}, {max_executors})")
         if start_executors is not None and not min_executors <= start_executors <= max_executors:
@@ -123,6 +126,9 @@ class AdaptivePolicy:
         self.start_executors = int(start_executors if start_executors is not None else max_executors)
         self.wait_count, self.cooldown, self.warmup, self.backoff = wait_count, cooldown, warmup, backoff
         self.max_iterations, self.tol, self.window = max_iterations, tol, window
+        if not rescale_seconds >= 0:
+            raise ValueError(f"rescale_seconds must be >= 0 (got {rescale_seconds})")
+        self.rescale_seconds = float(rescale_seconds)
         self.log: list[tuple[int, str, str]] = []
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -159,12 +165,39 @@ class AdaptivePolicy:
         want = self._want(ctx)
         n = int(min(max(want.executors, ctx.lo), ctx.hi if want.executors > cur else self.max_executors))
         notes.append(want.reason)
+        if n > cur:
+            unpaid = self._unpaid_scale_out(ctx, n)
+            if unpaid:
+                self._streak = []
+                return self._hold(i, cur, notes + [unpaid])
         since = self._last_change(history)
         if n != cur and 0 <= i - since < self.cooldown and not want.urgent:
             self._streak = []
             return self._hold(i, cur, notes + [f"cooldown: superstep {since} was the first after a "
                                                f"rescale, so no change to {n} yet"])
         return self._hysteresis(i, cur, n, want.urgent, notes)
+
+    def rescale_cost(self, history: History) -> tuple[float, str]:
+        """Wall seconds one rescale costs (waiting for executors + re-distributing the state):
+        the median of the rescales in ``history``, else the prior ``rescale_seconds``."""
+        seen = [(num(r.get("actuation_seconds")) or 0.0) + (num(r.get("relayout_seconds")) or 0.0)
+                for r in history if num(r.get("actuation_seconds")) is not None
+                or num(r.get("relayout_seconds")) is not None]
+        if seen:
+            return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
+        return self.rescale_seconds, "prior"
+
+    def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
+        """Why a scale-out to ``n`` does not pay for itself, or ``None`` when it does: the time
+        it saves over the forecast rest of the run must exceed what the rescale costs (new
+        executors start, the state is re-distributed); short tails are not worth it."""
+        cost, how = self.rescale_cost(ctx.history)
+        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
+        gain = float(cur_t - new_t)
+        if gain > cost:
+            return None
+        return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps, "
+                f"not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
 
     def _hysteresis(self, i: int, cur: int, n: int, urgent: bool, notes: list[str]) -> Reconfiguration:
         if n == cur:

@@ -163,6 +163,9 @@ class FastestPolicy(AdaptivePolicy):
         for r in ctx.history:
             wall, e = num(r.get("wall_seconds")) or 0.0, int(num(r.get("executors")) or 0)
             spent += e * wall
+            # a rescale's wait and re-distribution are spent too, at the size asked for
+            pause = (num(r.get("actuation_seconds")) or 0.0) + (num(r.get("relayout_seconds")) or 0.0)
+            spent += pause * max(e, int(num(r.get("executors_active")) or e))
             if e == base:
                 would += base * wall
             elif pred.fitted:
