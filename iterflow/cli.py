@@ -238,10 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
-        print(f"iterflow: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return EXIT_INPUT
     except IterflowError as exc:
-        print(f"iterflow: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 1
     except KeyboardInterrupt:
         print("iterflow: interrupted; cluster and session stopped", file=sys.stderr)
@@ -250,8 +250,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from iterflow.sparkerrors import describe
 
         message, status = describe(exc)
-        print(f"iterflow: error: {message}", file=sys.stderr)
+        _error(message)
         return status
+
+
+def _error(message: str) -> None:
+    """The one error line, written whole (one write) and on a line of its own: the JVM shares
+    this stderr, and a line it left unterminated must not swallow the start of ours."""
+    stream = sys.stderr
+    stream.flush()
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # redirected to a Python object (tests)
+        stream.write(f"iterflow: error: {message}\n")
+        return
+    lead = "" if os.isatty(fd) else "\n"
+    os.write(fd, f"{lead}iterflow: error: {message}\n".encode("utf-8", "replace"))
 
 
 if __name__ == "__main__":

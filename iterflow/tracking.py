@@ -92,7 +92,7 @@ class RunTracker:
                 if model is not None and hasattr(model, "X_"):
                     import mlflow.sklearn
 
-                    mlflow.sklearn.log_model(model, name="resource_model")
+                    mlflow.sklearn.log_model(model, name="resource_model", pip_requirements=_model_requirements())
         finally:
             self.mlflow.end_run(status=status)
 
@@ -126,3 +126,12 @@ def history_for(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) 
         t = t[t["superstep"] > 1]
         frames.append(pd.DataFrame({"scale_out": t["cores"], "work": t["work"], "seconds": t["wall_seconds"]}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["scale_out", "work", "seconds"])
+
+
+def _model_requirements() -> list[str]:
+    """The resource model's requirements, pinned to what is installed: given explicitly, MLflow
+    skips inferring them (it would load the model in a subprocess, ~5 s per run)."""
+    from importlib.metadata import version
+
+    return [f"{dist}=={version(dist)}" for dist in ("scikit-learn", "numpy", "pandas")]
+

@@ -381,7 +381,10 @@ def test_malformed_parquet_points_are_named(spark, inputs, case):
 def assert_clean_cli_failure(r, out: Path, *needles: str) -> None:
     assert r.returncode == 2, (r.returncode, r.stderr[-3000:])
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("iterflow:")]  # not Spark's own log lines
-    assert_one_error_line(2, "\n".join(lines), *needles)
+    try:
+        assert_one_error_line(2, "\n".join(lines), *needles)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n--- the whole stderr:\n{r.stderr[-4000:]!r}") from None
     assert r.stderr.strip().splitlines()[-1].startswith("iterflow: error:"), r.stderr[-3000:]
     assert "Traceback" not in r.stderr and "\tat org.apache" not in r.stderr
     assert not out.exists()
