@@ -235,13 +235,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    entry = argv is None  # the process's own command line (not a caller's in-process argv)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
-        _error(str(exc))
+        _error(str(exc), entry)
         return EXIT_INPUT
     except IterflowError as exc:
-        _error(str(exc))
+        _error(str(exc), entry)
         return 1
     except KeyboardInterrupt:
         print("iterflow: interrupted; cluster and session stopped", file=sys.stderr)
@@ -250,13 +251,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         from iterflow.sparkerrors import describe
 
         message, status = describe(exc)
-        _error(message)
+        _error(message, entry)
         return status
 
 
-def _error(message: str) -> None:
+def _stop_jvm() -> None:
+    """End the py4j gateway JVM this process launched (if any), so that nothing it logs while
+    shutting down lands after the error line."""
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None:
+        return
+    sc_class = pyspark.SparkContext
+    try:
+        if sc_class._active_spark_context is not None:
+            sc_class._active_spark_context.stop()
+        gateway = sc_class._gateway
+        if gateway is not None:
+            gateway.shutdown()
+            proc = getattr(gateway, "proc", None)
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=30)
+            sc_class._gateway = sc_class._jvm = None
+    except Exception:  # noqa: BLE001 - best effort; the error line matters more
+        logging.getLogger(__name__).debug("stopping the JVM before the error line failed", exc_info=True)
+
+
+def _error(message: str, stop_jvm: bool) -> None:
     """The one error line, written whole (one write) and on a line of its own: the JVM shares
-    this stderr, and a line it left unterminated must not swallow the start of ours."""
+    this stderr, and a line it left unterminated must not swallow the start of ours. As the
+    process's entry point (``stop_jvm``) the JVM is stopped first, so the error is the last line."""
+    if stop_jvm:
+        _stop_jvm()
     stream = sys.stderr
     stream.flush()
     try:

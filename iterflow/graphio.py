@@ -134,8 +134,8 @@ def load_graph(spark: SparkSession, path: str, fmt: str = "edgelist",
         edges = _parse(spark, epath, _EDGE, "'src dst [weight]'", ["src", "dst"])
         vertices = None
     raw = edges.cache()
-    total = raw.count()
-    loops = raw.filter("src = dst").count()
+    counts = raw.agg(F.count(F.lit(1)).alias("n"), F.sum((F.col("src") == F.col("dst")).cast("long")).alias("loops")).first()
+    total, loops = int(counts["n"]), int(counts["loops"] or 0)  # one job for both
     edges = raw.filter("src != dst")
     if not directed:  # an undirected edge listed twice (u v and v u) is one edge
         edges = edges.select(F.least("src", "dst").alias("src"), F.greatest("src", "dst").alias("dst"))
