@@ -30,7 +30,7 @@ run: setup $(DATA)/rmat-16.txt
 	  --workers 2 --cores-per-worker 1 --output $(OUT)/pagerank --stats $(OUT)/pagerank-stats.csv
 
 test: setup
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q tests --durations=25
 
 # The analysis notebook on the MLflow store `make run` writes (./mlflow.db), executed with
 # nbclient on the virtualenv's kernel into out/analysis.ipynb; its figures go to out/figures.

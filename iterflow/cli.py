@@ -256,23 +256,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _stop_jvm() -> None:
-    """End the py4j gateway JVM this process launched (if any), so that nothing it logs while
-    shutting down lands after the error line."""
-    pyspark = sys.modules.get("pyspark")
-    if pyspark is None:
+    """End the JVM this process launched, so nothing it logs at exit lands after the error line."""
+    if "pyspark" not in sys.modules:
         return
-    sc_class = pyspark.SparkContext
+    from iterflow.session import stop_gateway
+
     try:
-        if sc_class._active_spark_context is not None:
-            sc_class._active_spark_context.stop()
-        gateway = sc_class._gateway
-        if gateway is not None:
-            gateway.shutdown()
-            proc = getattr(gateway, "proc", None)
-            if proc is not None:
-                proc.terminate()
-                proc.wait(timeout=30)
-            sc_class._gateway = sc_class._jvm = None
+        stop_gateway()
     except Exception:  # noqa: BLE001 - best effort; the error line matters more
         logging.getLogger(__name__).debug("stopping the JVM before the error line failed", exc_info=True)
 

@@ -125,6 +125,25 @@ def stop_session(spark) -> None:
                 os.chmod(path, 0o700 if path.is_dir() else 0o600)
 
 
+def stop_gateway() -> None:
+    """Stop the active SparkContext (if any) and end the py4j gateway JVM this process
+    launched: it outlives ``stop()`` until the Python process exits, logging to its stderr."""
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None:
+        return
+    sc_class = pyspark.SparkContext
+    if sc_class._active_spark_context is not None:
+        sc_class._active_spark_context.stop()
+    gateway = sc_class._gateway
+    if gateway is not None:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=30)
+        sc_class._gateway = sc_class._jvm = None
+
+
 def build_session(master: str, total_cores: int | None = None,
                   conf: Mapping[str, str] | None = None, work_dir: Path | None = None,
                   with_graphframes: bool = True):

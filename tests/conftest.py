@@ -86,17 +86,9 @@ def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
     session.stop()
     # The py4j gateway JVM outlives stop() until the Python process exits; end it now so the
     # session's final check sees no JVM of ours.
-    from pyspark import SparkContext
+    from iterflow.session import stop_gateway
 
-    gateway = SparkContext._gateway
-    if gateway is not None:
-        gateway.shutdown()
-        proc = getattr(gateway, "proc", None)
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
-        SparkContext._gateway = None
-        SparkContext._jvm = None
+    stop_gateway()
 
 
 @pytest.fixture(scope="session")
