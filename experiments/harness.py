@@ -47,6 +47,9 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--cpu-share", type=float, default=0.5)
     ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--data", choices=["small", "large"], default=None,
+                    help="input size: small (R-MAT scale 14, 100k edges; 20k points) or large (scale 18, "
+                         "1M edges; 500k points); default small with --quick, else large")
     ap.add_argument("--mlflow-experiment", default=f"iterflow-exp-{name}",
                     help="MLflow experiment the runs are logged to (store: MLFLOW_TRACKING_URI or ./mlflow.db)")
     ap.add_argument("--sklearn-model", action="store_true", default=None,
@@ -55,6 +58,7 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
         extra(ap)
     args = ap.parse_args()
     args.reps = args.reps or quick_reps
+    args.data = args.data or ("small" if args.quick else "large")
     if args.sklearn_model is None:
         args.sklearn_model = not args.quick
     args.name = name
@@ -347,12 +351,12 @@ K = 5  # k-means clusters (and Gaussian blobs generated)
 
 
 def graph_path(args: argparse.Namespace) -> Path:
-    """The R-MAT edge list of the PageRank/WCC jobs: scale 14 (100k edges drawn) in quick mode."""
-    return rmat(14, 100_000) if args.quick else rmat(18, 1_000_000)
+    """The R-MAT edge list of the PageRank/WCC jobs: scale 14 (100k edges drawn) for small data."""
+    return rmat(14, 100_000) if args.data == "small" else rmat(18, 1_000_000)
 
 
 def points_path(args: argparse.Namespace) -> Path:
-    return points(20_000 if args.quick else 500_000, K)
+    return points(20_000 if args.data == "small" else 500_000, K)
 
 
 def load_jobs(spark: Any, args: argparse.Namespace, n_steps: int) -> dict[str, Callable[..., IterativeProgram]]:

@@ -72,7 +72,7 @@ def violation_rows(pairs: pd.DataFrame, job: str, config: str) -> list[dict[str,
 
 def main() -> int:
     args = parse_args(__doc__, NAME, extra)
-    n_steps = args.supersteps or (5 if args.quick else 12)
+    n_steps = args.supersteps or (4 if args.quick else 12)
     p_steps = args.profile_steps or (2 if args.quick else 3)
     t0 = time.time()
     runs, profile_runs = Collector(), Collector()
