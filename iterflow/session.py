@@ -118,11 +118,27 @@ def stop_session(spark) -> None:
         logdir, app = _event_log_dir(dict(sc.getConf().getAll())), sc.applicationId
     except Exception:  # noqa: BLE001 - the JVM is gone already: nothing left to tighten
         logdir, app = None, None
+    _quiet_stop_race(sc)
     spark.stop()
     if logdir is not None and app:  # one file, or Spark 4's rolling eventlog_v2_<app>/ directory
         for top in [*logdir.glob(f"{app}*"), *logdir.glob(f"eventlog_v2_{app}*")]:
             for path in [top, *top.rglob("*")]:
                 os.chmod(path, 0o700 if path.is_dir() else 0o600)
+
+
+#: Logs whose errors during stop() are Spark's own shutdown race, not the user's problem: the
+#: master's last messages to an application client that has just stopped ("Could not find
+#: AppClient", with a Java stack trace on the driver's stderr).
+_STOP_RACE_LOGGERS = ("org.apache.spark.network.server.TransportRequestHandler",)
+
+
+def _quiet_stop_race(sc) -> None:
+    try:
+        log4j = sc._jvm.org.apache.logging.log4j
+        for name in _STOP_RACE_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.OFF)
+    except Exception:  # noqa: BLE001 - the JVM is gone already, or not log4j 2
+        pass
 
 
 def stop_gateway() -> None:
@@ -133,6 +149,7 @@ def stop_gateway() -> None:
         return
     sc_class = pyspark.SparkContext
     if sc_class._active_spark_context is not None:
+        _quiet_stop_race(sc_class._active_spark_context)
         sc_class._active_spark_context.stop()
     gateway = sc_class._gateway
     if gateway is not None:
