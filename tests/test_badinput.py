@@ -399,7 +399,7 @@ def test_bad_numbers_through_the_real_cli(cli_env, inputs, case):
     assert_clean_cli_failure(run_cli(args, cli_env, timeout=120), out, option)
 
 
-@settings(CLI, max_examples=3)
+@settings(CLI, max_examples=2)
 @given(before=st.lists(GOOD_LINE, max_size=3), bad=BAD_LINE, algorithm=st.sampled_from(["pagerank", "wcc"]))
 def test_malformed_edge_file_through_the_real_cli(cluster, cli_env, inputs, before, bad, algorithm):
     path, out = fresh(inputs, "edges.txt"), fresh(inputs, "out")

@@ -32,7 +32,7 @@ def logged(cluster, cli_env, tmp_path_factory) -> dict:
     runs = {}
     for name, extra in (("static", ["--iterations", "5"]),
                         ("efficiency", ["--policy", "efficiency", "--executors", "1", "--max-executors", "2",
-                                        "--iterations", "10", "--tol", "1e-3"])):
+                                        "--iterations", "7", "--tol", "1e-3"])):
         r = run_cli([*common, *extra, "--output", str(tmp / name)], env, timeout=600)
         assert r.returncode == 0, r.stderr
         runs[name] = {"stderr": r.stderr, "run_id": re.search(r"mlflow run (\w+)", r.stderr).group(1)}
@@ -53,7 +53,7 @@ def test_progress_line_counts_down_fixed_iterations(logged):
 
 def test_progress_line_estimates_convergence_under_a_tolerance(logged):
     lines = progress_lines(logged["runs"]["efficiency"]["stderr"])
-    assert lines and all("/<=10" in line and "delta " in line and "decision " in line for line in lines)
+    assert lines and all("/<=7" in line and "delta " in line and "decision " in line for line in lines)
     assert "remaining ?" in lines[0]  # one delta: no trend yet
     assert any(re.search(r"remaining [\d.]+s \(~\d+ supersteps\)", line) for line in lines[2:]), lines
 
