@@ -44,16 +44,16 @@ def executor_pids(app_id: str) -> dict[str, int]:
 
 
 class KillExecutorDuring:
-    """SIGKILL one executor of this application while superstep ``at`` runs tasks.
+    """SIGKILL one executor of this application in the middle of superstep ``at``.
 
     Armed from ``program.step`` of superstep ``at`` (the superstep has begun; its jobs run in
-    the barrier right after). A thread polls Spark's status tracker over py4j (no HTTP round
-    trip: the supersteps of the small test graph last tens of milliseconds) until a stage of a
-    job in group ``superstep-<at>`` has active tasks, then kills one of our executor JVMs, whose
-    pids are resolved before the superstep starts. With 1-core executors and as many active
-    tasks as executors, every executor is busy; otherwise the busiest guess is still an executor
-    of ours in the middle of the superstep, and the test checks the lost executor and the
-    failed tasks in the statistics afterwards.
+    the barrier right after). A thread polls the DAG scheduler's job counter over py4j -- it
+    moves the moment a job is submitted, unlike the status tracker and the REST API, which are
+    fed by the listener bus and lag behind by more than a whole superstep of the small test
+    graph late in a long test session -- and kills one of our executor JVMs (pids resolved
+    before the superstep starts) as soon as the superstep's first job is submitted: its tasks
+    are being launched on both 1-core executors. The test then checks the lost executor and
+    the failed tasks in the statistics.
     """
 
     def __init__(self, spark, at: int) -> None:
@@ -67,35 +67,25 @@ class KillExecutorDuring:
         def armed(state, i):
             if i == self.at and self._thread is None:
                 pids = executor_pids(self.sc.applicationId)
-                self._thread = threading.Thread(target=self._kill, args=(pids,), daemon=True)
+                dag = self.sc._jsc.sc().dagScheduler()
+                self._thread = threading.Thread(target=self._kill, args=(pids, dag, dag.numTotalJobs()),
+                                                daemon=True)
                 self._thread.start()
             return step(state, i)
 
         program.step = armed
         return program
 
-    def _busy_tasks(self, tracker) -> int:
-        active = 0
-        for j in tracker.getJobIdsForGroup(f"superstep-{self.at}"):
-            info = tracker.getJobInfo(j)
-            if info is None or info.status != "RUNNING":
-                continue
-            for sid in info.stageIds:
-                stage = tracker.getStageInfo(sid)
-                active += stage.numActiveTasks if stage is not None else 0
-        return active
-
-    def _kill(self, pids: dict[str, int]) -> None:
+    def _kill(self, pids: dict[str, int], dag, jobs_before: int) -> None:
         assert pids, "no executor JVM of this application found"
-        tracker = self.sc.statusTracker()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if self._busy_tasks(tracker) > 0:
+            if dag.numTotalJobs() > jobs_before:
                 victim = sorted(pids)[0]
                 os.kill(pids[victim], signal.SIGKILL)
                 self.killed = victim
                 return
-            time.sleep(0.002)
+            time.sleep(0.001)
 
     def join(self) -> None:
         assert self._thread is not None, f"superstep {self.at} never ran"
