@@ -292,13 +292,11 @@ def policy_for(spec: JobSpec, max_iterations: int | None, total_executors: int |
     partitioning and logic adaptations ``--rebalance`` and ``--switch-to-delta`` ask for."""
     from iterflow.policies.layout import LogicSwitch, Rebalancing
 
-    policy = base = _executor_policy(spec, max_iterations, total_executors)
+    policy = _executor_policy(spec, max_iterations, total_executors)
     if spec.rebalance is not None:
         policy = Rebalancing(policy, threshold=spec.rebalance, target=min(1.05, (1 + spec.rebalance) / 2))
     if spec.switch_to_delta is not None:
         policy = LogicSwitch(policy, "delta", below=spec.switch_to_delta)
-    if policy is not base and hasattr(base, "spark_conf"):
-        policy.spark_conf = base.spark_conf  # Spark settings of the executor policy (dynamic allocation)
     return policy
 
 

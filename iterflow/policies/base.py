@@ -42,6 +42,14 @@ logger = logging.getLogger(__name__)
 History = list[dict[str, Any]]
 
 
+def rescale_pause(row: dict[str, Any]) -> float | None:
+    """Wall seconds a barrier spent rescaling (waiting for executors + relayout), ``None`` if it did not."""
+    wait, relayout = num(row.get("actuation_seconds")), num(row.get("relayout_seconds"))
+    if wait is None and relayout is None:
+        return None
+    return (wait or 0.0) + (relayout or 0.0)
+
+
 class Predictor:
     """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
 
@@ -180,9 +188,7 @@ class AdaptivePolicy:
     def rescale_cost(self, history: History) -> tuple[float, str]:
         """Wall seconds one rescale costs (waiting for executors + re-distributing the state):
         the median of the rescales in ``history``, else the prior ``rescale_seconds``."""
-        seen = [(num(r.get("actuation_seconds")) or 0.0) + (num(r.get("relayout_seconds")) or 0.0)
-                for r in history if num(r.get("actuation_seconds")) is not None
-                or num(r.get("relayout_seconds")) is not None]
+        seen = [p for p in map(rescale_pause, history) if p is not None]
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
         return self.rescale_seconds, "prior"

@@ -44,6 +44,10 @@ class Rebalancing:
         self.plan: MigrationPlan | None = None
         self.log: list[tuple[int, str]] = []
 
+    def spark_conf(self) -> dict[str, str]:
+        """The wrapped policy's Spark settings (dynamic allocation has some)."""
+        return getattr(self.inner, "spark_conf", dict)()
+
     def decide(self, history: History, model: Any = None) -> Reconfiguration:
         reconf = self.inner.decide(history, model)
         last = history[-1]
@@ -93,6 +97,10 @@ class LogicSwitch:
         self.variant = variant
         self.below = below
         self.switched_at: int | None = None
+
+    def spark_conf(self) -> dict[str, str]:
+        """The wrapped policy's Spark settings (dynamic allocation has some)."""
+        return getattr(self.inner, "spark_conf", dict)()
 
     def decide(self, history: History, model: Any = None) -> Reconfiguration:
         reconf = self.inner.decide(history, model)

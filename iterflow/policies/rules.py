@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.policies.base import AdaptivePolicy, Context, Want
+from iterflow.policies.base import AdaptivePolicy, Context, Want, rescale_pause
 from iterflow.policies.forecast import elapsed_seconds, mean_barrier, num
 
 
@@ -164,8 +164,7 @@ class FastestPolicy(AdaptivePolicy):
             wall, e = num(r.get("wall_seconds")) or 0.0, int(num(r.get("executors")) or 0)
             spent += e * wall
             # a rescale's wait and re-distribution are spent too, at the size asked for
-            pause = (num(r.get("actuation_seconds")) or 0.0) + (num(r.get("relayout_seconds")) or 0.0)
-            spent += pause * max(e, int(num(r.get("executors_active")) or e))
+            spent += (rescale_pause(r) or 0.0) * max(e, int(num(r.get("executors_active")) or e))
             if e == base:
                 would += base * wall
             elif pred.fitted:
