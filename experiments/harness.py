@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ import pandas as pd
 from common import RESULTS, emulated_cluster, points, rmat
 
 from iterflow.driver import IterationDriver
+from iterflow.eventlog import executors_at_superstep_start, find_log
 from iterflow.program import IterativeProgram
 from iterflow.tracking import RunTracker
 
@@ -69,10 +72,30 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
 def cluster(args: argparse.Namespace, conf: dict[str, str] | None = None) -> Iterator[tuple[Any, Any, str]]:
     """:func:`common.emulated_cluster` of ``args``' shape; yields ``(cluster, spark, note)``, the
     note saying whether the cpu share was applied. Spark's driver log is cut to errors: the
-    driver warns at every superstep that a released local checkpoint cannot be recomputed."""
-    with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions, conf=conf) as (c, spark):
-        spark.sparkContext.setLogLevel("ERROR")
-        yield c, spark, c.cpu_share_note or "no cpu share"
+    driver warns at every superstep that a released local checkpoint cannot be recomputed.
+
+    Spark's event log is on (``args.eventlog``), so every run is checked from outside the
+    framework: the executors alive at each superstep's first job (:func:`eventlog_check`)."""
+    args.eventlog = Path(tempfile.mkdtemp(prefix="iterflow-eventlog-"))
+    try:
+        with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions, conf=conf,
+                              eventlog=args.eventlog) as (c, spark):
+            spark.sparkContext.setLogLevel("ERROR")
+            yield c, spark, c.cpu_share_note or "no cpu share"
+    finally:
+        shutil.rmtree(args.eventlog, ignore_errors=True)
+
+
+def eventlog_check(spark: Any, args: argparse.Namespace, table: pd.DataFrame, first_job: int) -> pd.DataFrame:
+    """``table`` with ``eventlog_executors``: the executors Spark's event log shows alive when
+    each superstep's first job was submitted (-1: not in the log), to compare with ``executors``."""
+    log = getattr(args, "eventlog", None)
+    if log is None:
+        return table
+    seen = executors_at_superstep_start(find_log(log, spark.sparkContext.applicationId), first_job)
+    table = table.copy()
+    table["eventlog_executors"] = [seen.get(int(i), -1) for i in table["superstep"]]
+    return table
 
 
 @dataclass
@@ -108,6 +131,14 @@ class Run:
     def executor_seconds(self) -> float:
         return float(self.later["executor_seconds"].sum())
 
+    def eventlog_row(self) -> dict[str, Any]:
+        """The event-log check as columns: the executors it saw, and whether they match."""
+        if "eventlog_executors" not in self.table:
+            return {}
+        seen = self.table["eventlog_executors"].astype(int)
+        return {"eventlog_path": "-".join(map(str, seen)),
+                "eventlog_match": bool((seen == self.table["executors"].astype(int)).all())}
+
     def row(self) -> dict[str, Any]:
         """The run as one tidy row (labels first)."""
         t = self.table
@@ -116,6 +147,7 @@ class Run:
                 "init_seconds": self.init_seconds,
                 "superstep_median": float(self.later["span_seconds"].median()) if len(self.later) else float("nan"),
                 "executors_path": "-".join(str(int(e)) for e in t["executors"]),
+                **self.eventlog_row(),
                 "mean_executors": self.executor_seconds / self.runtime if self.runtime > 0 else float("nan"),
                 "run_id": self.run_id, **self.extra}
 
@@ -141,6 +173,7 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
     """Run ``program`` under ``policy`` from ``start`` executors (``None``: leave them, as for
     Spark's dynamic allocation), timed per superstep and logged to MLflow; see the module doc."""
     driver = IterationDriver(spark, policy, partitions=args.partitions, model=model)
+    first_job = driver.stats.first_job
     if start is not None:
         act = driver.actuator.set_executors(start)
         if act.note:
@@ -176,8 +209,8 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
         raise
     finally:
         program.step = step  # type: ignore[method-assign]
-    run = Run(_spans(res.supersteps, starts, ends), dict(labels), starts.get(1, t0) - t0,
-              tracker.run_id, res.output)
+    table = eventlog_check(spark, args, _spans(res.supersteps, starts, ends), first_job)
+    run = Run(table, dict(labels), starts.get(1, t0) - t0, tracker.run_id, res.output)
     tracker.mlflow.log_metrics({k: v for k, v in run.row().items() if k in (
         "runtime", "ss1_seconds", "job_seconds", "executor_seconds", "init_seconds", "superstep_median")})
     if not args.sklearn_model and hasattr(driver.model, "to_dict") and hasattr(driver.model, "X_"):
@@ -219,10 +252,20 @@ def warm_model(tables: Sequence[pd.DataFrame]) -> Any:
     """A resource model warm-started from earlier runs' supersteps (2..), as the driver feeds it
     (cores, work, wall seconds) -- what ``iterflow run`` does from the MLflow history."""
     from iterflow.model import ResourceModel
+    from iterflow.tracking import model_history
 
-    t = pd.concat([x[x["superstep"] > 1] for x in tables], ignore_index=True)
-    return ResourceModel.from_history(pd.DataFrame({"scale_out": t["cores"], "work": t["work"],
-                                                    "seconds": t["wall_seconds"]}))
+    return ResourceModel.from_history(model_history(pd.concat(list(tables), ignore_index=True)))
+
+
+def learned(policy: Any, tables: Sequence[pd.DataFrame]) -> Any:
+    """``policy`` with the rescale cost learned from earlier runs' tables (as ``iterflow run``
+    learns it from its MLflow store); returned for chaining."""
+    if tables and hasattr(policy, "learn_rescales"):
+        n = policy.learn_rescales(pd.concat(list(tables), ignore_index=True))
+        if n:
+            print(f"    {policy.name}: first rescale priced at {policy.rescale_cost([])[0]:.1f}s "
+                  f"(median of {n} earlier rescales)", flush=True)
+    return policy
 
 
 RUN_METRICS = {"runtime": "runtime s (ss 2..)", "executor_seconds": "executor-s (ss 2..)",
@@ -300,7 +343,16 @@ def print_summary(rows: pd.DataFrame | list[dict[str, Any]], title: str = "") ->
 
 def report(name: str, runs: pd.DataFrame, summary: list[dict[str, Any]], supersteps: list[pd.DataFrame] | None,
            title: str) -> None:
-    """Save the CSVs (:func:`save`) and print the summary under ``title``."""
+    """Save the CSVs (:func:`save`) and print the summary under ``title``, with the event-log
+    check of all runs (how many match, how many of those rescaled)."""
+    if "eventlog_match" in runs:
+        checked = runs[runs["eventlog_match"].notna()]
+        rescaled = checked["executors_path"].map(lambda p: len(set(p.split("-"))) > 1)
+        summary = summary + [stat_row(name, "all", "all runs", "event-log match %",
+                                      [100.0 * checked["eventlog_match"].astype(bool).mean()], n=len(checked),
+                                      note=f"{int(rescaled.sum())} of the runs rescaled; "
+                                           f"{int((checked['eventlog_match'].astype(bool) & rescaled).sum())} "
+                                           "of those match")]
     save(name, runs, summary, supersteps)
     print_summary(summary, title)
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import sys
 import time
 
-from harness import RUN_METRICS, Collector, cluster, load_jobs, paired, parse_args, report, summarize, warm_up
+from harness import (RUN_METRICS, Collector, cluster, learned, load_jobs, paired, parse_args, report, summarize,
+                     warm_up)
 
 from iterflow.policy import FastestPolicy, StaticPolicy
 
@@ -48,8 +49,9 @@ def main() -> int:
             for rep in range(args.reps):
                 for policy_name in (f"static-{base}", "fastest"):
                     policy = (StaticPolicy() if policy_name.startswith("static") else
-                              FastestPolicy(base, max_executors=args.workers, start_executors=base,
-                                            max_iterations=n_steps))
+                              learned(FastestPolicy(base, max_executors=args.workers, start_executors=base,
+                                                    max_iterations=n_steps),
+                                      [t for t in runs.tables if (t["job"] == job).all()]))
                     runs.run(spark, policy, make(), args=args, start=base,
                              labels={"experiment": NAME, "job": job, "policy": policy_name, "rep": rep})
     df = runs.frame(note)

@@ -145,8 +145,7 @@ class IterationDriver(Recovering):
                 if self.stats is not None:
                     record.update(self.stats.collect(i, record["wall_seconds"], snap,
                                                      state_rdd_ids(state.frames)))
-                    if i > 1:
-                        self.model.observe(record["cores"], record["work"], record["wall_seconds"])
+                    self._observe(record, history)
                 record["predicted_seconds"] = predicted
                 self._layout_figures(program, state, record)
                 history.append(record)
@@ -166,6 +165,18 @@ class IterationDriver(Recovering):
         state = self._secured(program, state, history)
         table = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in history])
         return RunResult(program.result(state), table, converged, program.name)
+
+    def _observe(self, record: dict[str, Any], history: list[dict[str, Any]]) -> None:
+        """Feed the model the superstep -- unless it is superstep 1 (JIT warm-up) or the first
+        at a new executor count (fresh executor JVMs, cached blocks read remotely): such a
+        *cold* superstep is not the new size's steady state. Its excess over the model's
+        prediction is recorded as ``cold_seconds``, part of what that rescale cost."""
+        cold = bool(history) and history[-1].get("executors") != record.get("executors")
+        if cold and hasattr(self.model, "X_"):
+            predicted = self.model.predict_seconds(record["cores"], record["work"])
+            record["cold_seconds"] = max(0.0, record["wall_seconds"] - predicted)
+        if record["superstep"] > 1 and not cold:
+            self.model.observe(record["cores"], record["work"], record["wall_seconds"])
 
     @staticmethod
     def _layout_figures(program: IterativeProgram, state: State, record: dict[str, Any]) -> None:

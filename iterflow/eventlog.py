@@ -28,12 +28,17 @@ def find_log(directory: Path, app_id: str) -> Path:
     return logs[0]
 
 
+_WANTED = ('"SparkListenerExecutorAdded"', '"SparkListenerExecutorRemoved"', '"SparkListenerJobStart"')
+
+
 def executors_at_superstep_start(log: Path, first_job: int = 0) -> dict[int, int]:
     """Executors alive when the first job of each group ``superstep-<i>`` was submitted
     (jobs with an id below ``first_job`` -- earlier runs in the same application -- skipped)."""
     alive: set[str] = set()
     out: dict[int, int] = {}
     for line in event_lines(log):
+        if not any(k in line for k in _WANTED):
+            continue  # task and stage events: most of a long log, and never needed here
         ev = json.loads(line)
         kind = ev["Event"]
         if kind == "SparkListenerExecutorAdded":

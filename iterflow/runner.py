@@ -319,16 +319,23 @@ def _executor_policy(spec: JobSpec, max_iterations: int | None, total_executors:
     return make_policy(spec.policy, **kwargs)
 
 
-def warm_model(program_name: str):
-    """A resource model warm-started from earlier runs of the same program in the MLflow store."""
+def warm_start(program_name: str, policy: Any) -> Any:
+    """A resource model warm-started from earlier runs of the same program in the MLflow store;
+    the adaptive policy inside ``policy`` learns the cost of a rescale from the same runs."""
     from iterflow.model import ResourceModel
-    from iterflow.tracking import history_for
+    from iterflow.tracking import model_history, past_supersteps
 
     try:
-        hist = history_for(program_name)
+        past = past_supersteps(program_name)
     except Exception as exc:  # noqa: BLE001 - no usable history: start cold
         log.info("no model history: %s", exc)
         return ResourceModel()
+    inner = policy
+    while hasattr(inner, "inner"):  # Rebalancing / LogicSwitch wrap the executor policy
+        inner = inner.inner
+    if hasattr(inner, "learn_rescales") and len(past):
+        inner.learn_rescales(past)
+    hist = model_history(past)
     return ResourceModel.from_history(hist) if len(hist) >= 3 else ResourceModel()
 
 
@@ -392,7 +399,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
             callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
             driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
-                                     model=warm_model(program.name) if spec.track else None,
+                                     model=warm_start(program.name, policy) if spec.track else None,
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks],
                                      on_checkpoint=store.save)
             start = spec.executors if spec.policy != "dynamic-allocation" else None

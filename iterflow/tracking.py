@@ -104,28 +104,41 @@ class RunTracker:
             self.mlflow.end_run(status="FAILED" if exc_type else "FINISHED")
 
 
-def history_for(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> pd.DataFrame:
-    """Past supersteps of ``program`` from the MLflow store (``scale_out, work, seconds``),
-    to warm-start the resource model of the next run of the same program."""
+def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> pd.DataFrame:
+    """The superstep tables of the latest finished runs of ``program`` in the MLflow store,
+    concatenated: what the next run of the same program warm-starts from (its resource
+    model, :func:`history_for`; its policy's rescale cost, ``AdaptivePolicy.learn_rescales``)."""
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
     exp = mlflow.get_experiment_by_name(experiment)
     if exp is None:
-        return pd.DataFrame(columns=["scale_out", "work", "seconds"])
+        return pd.DataFrame()
     runs = mlflow.search_runs([exp.experiment_id], filter_string=f"params.program = '{program}' "
                               "and attributes.status = 'FINISHED'", max_results=max_runs)
     frames = []
     for run_id in runs.get("run_id", []):
         try:
             local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="supersteps.parquet")
-            t = pd.read_parquet(local)
+            frames.append(pd.read_parquet(local))
         except Exception as exc:  # noqa: BLE001 - an unreadable old run is skipped, not fatal
             log.info("skipping run %s: %s", run_id, exc)
-            continue
-        t = t[t["superstep"] > 1]
-        frames.append(pd.DataFrame({"scale_out": t["cores"], "work": t["work"], "seconds": t["wall_seconds"]}))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["scale_out", "work", "seconds"])
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def model_history(tables: pd.DataFrame) -> pd.DataFrame:
+    """``scale_out, work, seconds`` of the supersteps after the first (which pays JIT warm-up)."""
+    if tables.empty or "superstep" not in tables:
+        return pd.DataFrame(columns=["scale_out", "work", "seconds"])
+    t = tables[tables["superstep"] > 1]
+    return pd.DataFrame({"scale_out": t["cores"], "work": t["work"], "seconds": t["wall_seconds"]})
+
+
+def history_for(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> pd.DataFrame:
+    """Past supersteps of ``program`` from the MLflow store (``scale_out, work, seconds``),
+    to warm-start the resource model of the next run of the same program."""
+    return model_history(past_supersteps(program, experiment, max_runs))
 
 
 def _model_requirements() -> list[str]:

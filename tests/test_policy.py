@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from iterflow.errors import InputError
@@ -333,6 +334,28 @@ def test_scale_out_must_save_more_than_a_rescale_costs():
     hist[0].update(actuation_seconds=20.0, relayout_seconds=10.0)
     r = p.decide(hist, m)
     assert r.executors == 8 and "would save" not in r.reason
+
+
+def test_first_rescale_is_priced_from_earlier_runs():
+    """A policy that learned from earlier runs that a rescale costs ~220 s (pause + the cold
+    superstep after it) does not pay a 10 s prior's price; this run's own rescales still
+    take precedence."""
+    m = FakeModel(1.0, 0.1)
+    earlier = pd.DataFrame([{"superstep": 4, "actuation_seconds": 150.0, "relayout_seconds": 50.0},
+                            {"superstep": 5, "actuation_seconds": float("nan"), "relayout_seconds": float("nan"),
+                             "cold_seconds": 20.0},  # the superstep after a rescale ran slow: part of its cost
+                            {"superstep": 6, "actuation_seconds": 180.0, "relayout_seconds": 40.0}])
+    target = 3 * 251 + 120
+    naive = TargetPolicy(target, max_executors=8, max_iterations=4, rescale_seconds=10, **QUICK)
+    assert naive.decide(flat(3, 4, m), m).executors == 8
+    p = TargetPolicy(target, max_executors=8, max_iterations=4, rescale_seconds=10, **QUICK)
+    assert p.learn_rescales(earlier) == 2
+    r = p.decide(flat(3, 4, m), m)
+    assert r.executors is None
+    assert "not more than a rescale costs (~220.0s, learned from 2 rescales of earlier runs)" in r.reason
+    hist = flat(3, 4, m)
+    hist[0].update(actuation_seconds=20.0, relayout_seconds=10.0)
+    assert p.decide(hist, m).executors == 8
 
 
 def test_fastest_counts_a_rescale_pause_as_spent():

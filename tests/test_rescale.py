@@ -35,7 +35,8 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     sc = spark.sparkContext
     first_job = int(sc._jsc.sc().dagScheduler().numTotalJobs())
     g = load_graph(spark, str(write_rmat(tmp_path / "g.txt", 11, 15_000, seed=21)), "edgelist", partitions=2)
-    res = IterationDriver(spark, Scripted(), partitions=2).run(PageRank(g, 0.85, max_iterations=5))
+    driver = IterationDriver(spark, Scripted(), partitions=2)
+    res = driver.run(PageRank(g, 0.85, max_iterations=5))
     t = res.supersteps
     assert list(t["executors"]) == [2, 1, 1, 2, 2]
     assert list(t["decision"]) == ["down", "same", "up", "same", "same"]
@@ -43,6 +44,10 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     # the partition count never drops below the starting 2 and grows to 2 per core once the
     # cores outgrow it: 2 on 2 cores (as started), 2 on 1, then 4 on 2 after the scale-out
     assert list(t["partitions"]) == [2, 2, 2, 4, 4]
+    # the first superstep at a new size is cold (fresh JVMs, remote blocks): not the new
+    # size's steady state, so the model learns from supersteps 3 and 5 only
+    assert len(driver.model.X_) == 2
+    assert t.loc[t["superstep"] == 4, "cold_seconds"].notna().all()
 
     seen = executors_at_superstep_start(find_log(Path(spark.conf.get("iterflow.test.eventlog")),
                                                  sc.applicationId), first_job)

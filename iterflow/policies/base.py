@@ -18,7 +18,9 @@ What :class:`AdaptivePolicy` adds to every rule:
   each repeated failure) and the run goes on;
 * *rescale cost* -- a scale-out is made only if the time it is predicted to save over the
   rest of the run exceeds what a rescale costs (executor start + re-distribution: the median
-  ``actuation_seconds + relayout_seconds`` measured in this run, else ``rescale_seconds``);
+  ``actuation_seconds + relayout_seconds`` measured in this run, else the median of earlier
+  runs' rescales (:meth:`AdaptivePolicy.learn_rescales`, as ``iterflow run`` warm-starts from
+  its MLflow store), else the prior ``rescale_seconds``);
 * *prediction* -- with a fitted model (``hasattr(model, "X_")``), superstep times come from
   ``model.predict_seconds(cores, work)``; before that from ``time ∝ work / cores`` anchored
   at the last superstep (no serial part, no overhead), and the reason says so.
@@ -48,6 +50,21 @@ def rescale_pause(row: dict[str, Any]) -> float | None:
     if wait is None and relayout is None:
         return None
     return (wait or 0.0) + (relayout or 0.0)
+
+
+def rescale_costs(rows: list[dict[str, Any]]) -> list[float]:
+    """What each rescale in ``rows`` cost: its pause at the barrier plus the *cold* excess of
+    the superstep after it (``cold_seconds``: new executor JVMs, remote block reads)."""
+    out = []
+    for k, row in enumerate(rows):
+        pause = rescale_pause(row)
+        if pause is None:
+            continue
+        nxt = rows[k + 1] if k + 1 < len(rows) else {}
+        if num(nxt.get("superstep")) != (num(row.get("superstep")) or 0) + 1:
+            nxt = {}  # the last row of a run (tables of several runs are concatenated)
+        out.append(pause + (num(nxt.get("cold_seconds")) or 0.0))
+    return out
 
 
 class Predictor:
@@ -137,6 +154,7 @@ class AdaptivePolicy:
         if not rescale_seconds >= 0:
             raise ValueError(f"rescale_seconds must be >= 0 (got {rescale_seconds})")
         self.rescale_seconds = float(rescale_seconds)
+        self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
         self.log: list[tuple[int, str, str]] = []
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -186,12 +204,25 @@ class AdaptivePolicy:
         return self._hysteresis(i, cur, n, want.urgent, notes)
 
     def rescale_cost(self, history: History) -> tuple[float, str]:
-        """Wall seconds one rescale costs (waiting for executors + re-distributing the state):
-        the median of the rescales in ``history``, else the prior ``rescale_seconds``."""
-        seen = [p for p in map(rescale_pause, history) if p is not None]
+        """Wall seconds one rescale costs (waiting for executors, re-distributing the state, the
+        cold superstep after it): the median of the rescales in ``history``, else of earlier
+        runs' (:meth:`learn_rescales`), else the prior ``rescale_seconds``."""
+        seen = rescale_costs(history)
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
+        if self.past_rescales:
+            n = len(self.past_rescales)
+            return float(np.median(self.past_rescales)), f"learned from {n} rescale{'s' if n > 1 else ''} of earlier runs"
         return self.rescale_seconds, "prior"
+
+    def learn_rescales(self, rows: Any) -> int:
+        """Remember the rescale pauses of earlier runs' superstep rows (dicts, or a DataFrame)
+        as the cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s
+        where executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
+        if hasattr(rows, "to_dict"):
+            rows = rows.to_dict("records")
+        self.past_rescales = rescale_costs(list(rows))
+        return len(self.past_rescales)
 
     def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
         """Why a scale-out to ``n`` does not pay for itself, or ``None`` when it does: the time
