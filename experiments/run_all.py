@@ -27,7 +27,8 @@ from harness import RESULTS, SUMMARY_COLUMNS, print_summary  # noqa: E402
 EXPERIMENTS = ("more_for_shorter", "release_surplus", "runtime_targets", "model_accuracy", "overhead_peers")
 HEADLINE = {"runtime s (ss 2..)", "executor-s (ss 2..)", "runtime change %", "executor-s ratio",
             "executor-s saved %", "violation rate %", "mean overshoot % (over)", "mean interpolation error %",
-            "online MAPE %", "MAPE % (ss 4..)", "MAPE % after rescale", "ratio per superstep", "ratio per job", "not measured"}
+            "online MAPE %", "MAPE % (ss 4..)", "MAPE % after rescale", "ratio per superstep", "ratio per job", "not measured",
+            "event-log match %"}
 
 
 def main() -> int:
