@@ -6,7 +6,8 @@ numbers a user sees in the Spark UI. Before reading, the listener bus is drained
 status store has every task-end event of the superstep.
 
 The *main stage* of a superstep is its stage with the most executor run time; task
-quantiles, skew (max/mean task time) and the per-partition records and times come from it.
+quantiles, skew (max/mean task time; ``skew_cpu`` the same on task CPU time) and the
+per-partition records and times come from it.
 
 Faults: ``failed_tasks`` counts task attempts that failed in the superstep's jobs (every one is
 retried by Spark, or its job failed and the driver reran the superstep); ``failed_jobs`` the
@@ -32,7 +33,7 @@ NUMERIC_FIELDS = (
     "shuffle_write_bytes", "shuffle_write_records", "input_records", "output_records",
     "spill_memory_bytes", "spill_disk_bytes", "jobs", "stages", "tasks",
     "task_seconds_min", "task_seconds_median", "task_seconds_p90", "task_seconds_max",
-    "skew", "partition_records_max_over_mean", "utilization", "state_bytes",
+    "skew", "skew_cpu", "partition_records_max_over_mean", "utilization", "state_bytes",
     "failed_tasks", "failed_jobs", "executors_lost",
 )
 # Spark's reason for an executor the driver removed on purpose (scale-in), not a loss.
@@ -175,6 +176,7 @@ class StatsCollector:
         if not tasks:
             return {"main_stage": main["stageId"], "partition_records": "[]", "partition_seconds": "[]"}
         secs = np.array([t["taskMetrics"]["executorRunTime"] / 1e3 for t in tasks])
+        cpu = np.array([t["taskMetrics"].get("executorCpuTime", 0) / 1e9 for t in tasks])
         dur = np.array([t.get("duration", 0) / 1e3 for t in tasks])
         recs: dict[int, float] = {}
         times: dict[int, float] = {}
@@ -189,6 +191,9 @@ class StatsCollector:
             "task_seconds_min": float(dur.min()), "task_seconds_median": float(np.median(dur)),
             "task_seconds_p90": float(np.quantile(dur, 0.9)), "task_seconds_max": float(dur.max()),
             "skew": float(secs.max() / secs.mean()) if secs.mean() > 0 else 1.0,
+            # the same on CPU time: without the waits (cpu quota throttling, remote block
+            # reads, scheduling), which on small or shared nodes can dwarf the data's skew
+            "skew_cpu": float(cpu.max() / cpu.mean()) if cpu.mean() > 0 else float("nan"),
             "partition_records_max_over_mean": float(r.max() / r.mean()) if r.mean() > 0 else 1.0,
             "partition_records": json.dumps([recs[p] for p in sorted(recs)]),
             "partition_seconds": json.dumps([round(times[p], 4) for p in sorted(times)]),

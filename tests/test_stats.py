@@ -28,7 +28,7 @@ def test_totals_match_a_known_job(spark):
     assert 0 < stats["executor_cpu_seconds"] and 0 < stats["executor_run_seconds"]
     assert 0 < stats["utilization"] <= 1
     assert stats["task_seconds_min"] <= stats["task_seconds_median"] <= stats["task_seconds_p90"] <= stats["task_seconds_max"]
-    assert stats["skew"] >= 1
+    assert stats["skew"] >= 1 and stats["skew_cpu"] >= 1
     per_partition = json.loads(stats["partition_records"])
     assert len(per_partition) == 4 and sum(per_partition) > 0
     # Spark's own numbers for the same stages, summed independently from the REST API
