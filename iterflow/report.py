@@ -23,7 +23,8 @@ import pandas as pd
 from iterflow.errors import InputError
 from iterflow.tracking import EXPERIMENT
 
-SKEW_COLUMNS = {"skew": "task time max/mean", "partition_records_max_over_mean": "partition records max/mean",
+SKEW_COLUMNS = {"skew": "task time max/mean", "skew_cpu": "task CPU time max/mean",
+                "partition_records_max_over_mean": "partition records max/mean",
                 "partition_imbalance": "partition imbalance"}
 
 
