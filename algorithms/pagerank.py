@@ -75,9 +75,9 @@ class PageRank(IterativeProgram):
     def _place_inputs(self, weighted: DataFrame, vertex_ids: DataFrame, dangling: DataFrame) -> None:
         """Place (lazily, then cache and materialize) edges, vertex ids and dangling vertices."""
         lay = self.layout
-        links = lay.place(lay.with_pk(weighted, "dst", "dpk"), "src").cache()
-        ids = lay.place(vertex_ids, "id").cache()
-        dang = lay.place(dangling, "id").cache()
+        links = self.owns(lay.place(lay.with_pk(weighted, "dst", "dpk"), "src").cache())
+        ids = self.owns(lay.place(vertex_ids, "id").cache())
+        dang = self.owns(lay.place(dangling, "id").cache())
         for df in (links, ids, dang):
             df.count()
         self.links, self.vertex_ids, self.dangling = links, ids, dang
@@ -97,6 +97,7 @@ class PageRank(IterativeProgram):
         self.layout = self.layout.moved_to(assignment)
         self._place_inputs(old[0].drop(PK, "dpk"), old[1].drop(PK), old[2].drop(PK))
         for df in old:
+            self.__dict__.get("_owned", {}).pop(id(df), None)
             df.unpersist()
         frames = {name: self.layout.place(df.drop(PK), "id") for name, df in state.frames.items()}
         return State(frames, dict(state.values))

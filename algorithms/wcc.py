@@ -27,7 +27,7 @@ class WeaklyConnectedComponents(IterativeProgram):
     def init(self, spark: SparkSession) -> State:
         e = self.graph.edges.select("src", "dst")
         both = e.union(e.select(F.col("dst").alias("src"), F.col("src").alias("dst"))).distinct()
-        self.neighbours = both.repartition(self.partitions, "src").cache()
+        self.neighbours = self.owns(both.repartition(self.partitions, "src").cache())
         self.edge_count = self.neighbours.count()
         labels = (self.graph.vertices.select("id", F.col("id").alias("label"))
                   .repartition(self.partitions, "id"))

@@ -287,10 +287,7 @@ def paired(df: pd.DataFrame, experiment: str, job: str, a: str, b: str) -> list[
 
 def release(program: IterativeProgram) -> None:
     """Free the inputs a program cached for itself (not the shared graph or points)."""
-    for attr in ("links", "vertex_ids", "dangling", "neighbours"):
-        df = getattr(program, attr, None)
-        if df is not None:
-            df.unpersist()
+    program.release()
 
 
 def summarize(df: pd.DataFrame, experiment: str, by: Sequence[str], metrics: dict[str, str],

@@ -111,13 +111,25 @@ class IterativeProgram(ABC):
         self.variant = variant
         return state
 
-    @staticmethod
-    def recache(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
-        """``df`` re-partitioned (by ``keys``), cached and materialized; the old copy freed."""
-        new = (df.repartition(partitions, *keys) if keys else df.repartition(partitions)).cache()
+    def owns(self, df: DataFrame) -> DataFrame:
+        """Register ``df`` as cached by this program (freed by :meth:`recache` and :meth:`release`)."""
+        self.__dict__.setdefault("_owned", {})[id(df)] = df
+        return df
+
+    def recache(self, df: DataFrame, partitions: int, *keys: str) -> DataFrame:
+        """``df`` re-partitioned (by ``keys``), cached and materialized. The old copy is freed
+        only if this program cached it: a DataFrame the caller passed in (k-means' points) may
+        be shared with other jobs, and unpersisting it would make them re-read the source."""
+        new = self.owns((df.repartition(partitions, *keys) if keys else df.repartition(partitions)).cache())
         new.count()
-        df.unpersist()
+        if self.__dict__.get("_owned", {}).pop(id(df), None) is not None:
+            df.unpersist()
         return new
+
+    def release(self) -> None:
+        """Free every DataFrame this program cached for itself (not the caller's inputs)."""
+        for df in self.__dict__.pop("_owned", {}).values():
+            df.unpersist()
 
     @abstractmethod
     def result(self, state: State) -> DataFrame:
