@@ -55,12 +55,13 @@ def add_emulation_args(ap: argparse.ArgumentParser, scale: int = 20, edges: int 
     ap.add_argument("--cpu-share", type=float, default=0.5)
 
 
-def rmat(scale: int, edges: int, seed: int = 1) -> Path:
-    """The R-MAT edge list (a = 0.57), generated once under ``data/``."""
-    path = ROOT / "data" / f"rmat-{scale}-{edges}.txt"
+def rmat(scale: int, edges: int, seed: int = 1, tail: int = 0) -> Path:
+    """The R-MAT edge list (a = 0.57; ``tail``: a path appended, see ``write_rmat``),
+    generated once under ``data/``."""
+    path = ROOT / "data" / (f"rmat-{scale}-{edges}" + (f"-tail{tail}" if tail else "") + ".txt")
     if not path.exists():
         print(f"generating {path} ...", flush=True)
-        write_rmat(path, scale, edges, seed=seed)
+        write_rmat(path, scale, edges, seed=seed, tail=tail)
     return path
 
 

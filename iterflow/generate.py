@@ -31,14 +31,22 @@ def rmat_edges(scale: int, edges: int, a: float = 0.57, b: float = 0.19, c: floa
     return np.stack([perm[src], perm[dst]], axis=1)
 
 
-def write_rmat(path: str | Path, scale: int, edges: int, seed: int = 0, a: float = 0.57) -> Path:
+def write_rmat(path: str | Path, scale: int, edges: int, seed: int = 0, a: float = 0.57,
+               tail: int = 0) -> Path:
+    """An R-MAT edge list; ``tail > 0`` appends a path of ``tail`` new vertices (ids from
+    ``2**scale``) hanging off the first edge's source: the long, thin tail real graphs have
+    (a road, a chain of replies), over which label propagation (WCC) spends ``tail`` more
+    supersteps with an active set of a vertex or two."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     bc = (1 - a) * 0.19 / 0.43  # keeps Graph500's a:b:c:d = 0.57:0.19:0.19:0.05 proportions
     e = rmat_edges(scale, edges, a=a, b=bc, c=bc, seed=seed)
+    if tail > 0:
+        chain = np.concatenate([[e[0, 0]], (1 << scale) + np.arange(tail)])
+        e = np.concatenate([e, np.stack([chain[:-1], chain[1:]], axis=1)])
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "w") as fh:
-        fh.write(f"# R-MAT scale={scale} edges={edges} a={a} seed={seed}\n")
+        fh.write(f"# R-MAT scale={scale} edges={edges} a={a} seed={seed} tail={tail}\n")
         np.savetxt(fh, e, fmt="%d")
     tmp.replace(path)
     return path
