@@ -1,6 +1,6 @@
 """Run the five issue-5 experiments in sequence and print one summary table.
 
-    .venv/bin/python experiments/run_all.py [--full] [--only NAME,...] [--all-rows]
+    .venv/bin/python experiments/run_all.py [--full] [--only NAME,...] [--all-rows] [--summary-only]
 
 Each experiment runs as its own process (one SparkContext, one emulated cluster at a time,
 its JVMs gone when it ends), ``--quick`` unless ``--full``. Its output streams through; its
@@ -37,10 +37,17 @@ def main() -> int:
     ap.add_argument("--only", default=",".join(EXPERIMENTS))
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--all-rows", action="store_true")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="run nothing: print the table from the summaries in results/ (after one experiment was rerun)")
     args = ap.parse_args()
     t0 = time.time()
     frames, status = [], {}
     for name in [n for n in EXPERIMENTS if n in args.only.split(",")]:
+        if args.summary_only:
+            summary = RESULTS / f"{name}_summary.csv"
+            if summary.exists():
+                frames.append(pd.read_csv(summary, keep_default_na=False, na_values=[""]))
+            continue
         cmd = [sys.executable, str(HERE / f"{name}.py")] + ([] if args.full else ["--quick"])
         cmd += ["--reps", str(args.reps)] if args.reps else []
         print(f"\n##### {name}: {' '.join(cmd[1:])}", flush=True)
@@ -62,9 +69,10 @@ def main() -> int:
     mode = "full" if args.full else "quick"
     print_summary(shown, f"summary ({mode} mode; all rows in {RESULTS / 'summary_all.csv'}); "
                          "median [min-max] (n) -- timings on a shared 2-core machine, see each experiment's note")
-    print("\n" + "; ".join(f"{n}: {'ok' if rc == 0 else f'exit {rc}'} in {s / 60:.1f} min"
-                           for n, (rc, s) in status.items()))
-    print(f"total wall time {(time.time() - t0) / 60:.1f} min")
+    if status:
+        print("\n" + "; ".join(f"{n}: {'ok' if rc == 0 else f'exit {rc}'} in {s / 60:.1f} min"
+                               for n, (rc, s) in status.items()))
+        print(f"total wall time {(time.time() - t0) / 60:.1f} min")
     return 0 if all(rc == 0 for rc, _ in status.values()) else 1
 
 
