@@ -4,7 +4,12 @@
 are the calls Spark's own dynamic allocation makes; they work on standalone, YARN and
 Kubernetes. Scale-out waits, with a bound, until the new executors have registered; a
 scale-out that gets nothing (a full cluster) is reported and the run goes on. Scale-in
-removes the executors holding the least cached state.
+removes the executors holding the least cached state. Where Spark's decommissioning is on
+(``spark.decommission.enabled``, with ``spark.storage.decommission.enabled`` and
+``...rddBlocks.enabled`` for the cached blocks), they are *decommissioned* instead of killed
+(``decommissionExecutor`` on the scheduler backend, as dynamic allocation does): each moves
+its blocks to the executors that stay, then exits, and the wait covers that. Either way the
+state is safe: the driver checkpoints it reliably before a scale-in.
 
 The bound on the wait for new executors is ``register_timeout`` seconds, by default the Spark
 setting ``spark.iterflow.executorRegisterTimeout`` (e.g. ``--conf
@@ -76,8 +81,7 @@ class ExecutorActuator:
         if target < before:
             load = self.cached_bytes()
             victims = sorted(snap.ids, key=lambda e: (load.get(e, 0.0), e))[: before - target]
-            seq = self.sc._jvm.PythonUtils.toSeq(list(victims))
-            self.jsc.killExecutors(seq)
+            self._remove(victims)
             removed = tuple(victims)
         active = self._wait_for(target, before)
         waited = time.perf_counter() - t0
@@ -90,8 +94,26 @@ class ExecutorActuator:
             self.jsc.requestTotalExecutors(max(active, 1), 0, self._empty_map())
         return Actuation(target, before, active, waited, removed, note)
 
+    @property
+    def decommissions(self) -> bool:
+        """Whether a scale-in decommissions (blocks migrate first) rather than kills."""
+        return str(self.sc.getConf().get("spark.decommission.enabled", "false")).lower() == "true"
+
+    def _remove(self, victims: list[str]) -> None:
+        if not self.decommissions:
+            self.jsc.killExecutors(self.sc._jvm.PythonUtils.toSeq(list(victims)))
+            return
+        jvm = self.sc._jvm
+        info = jvm.org.apache.spark.scheduler.ExecutorDecommissionInfo(
+            "iterflow scale-in at a barrier", jvm.scala.Option.empty())
+        backend = self.jsc.schedulerBackend()
+        for v in victims:  # the target is already set: do not adjust it again
+            backend.decommissionExecutor(v, info, False, False)
+
     def _wait_for(self, target: int, before: int) -> int:
-        deadline = time.monotonic() + (self.register_timeout if target > before else 30.0)
+        # new executors may take register_timeout to come; a decommissioned one first moves its blocks
+        bound = self.register_timeout if target > before or self.decommissions else 30.0
+        deadline = time.monotonic() + bound
         active = executor_snapshot(self.sc).executors
         while active != target and time.monotonic() < deadline:
             time.sleep(0.25)

@@ -486,13 +486,29 @@ def test_fastest_spends_the_baseline_budget_where_the_work_is():
     cluster = FakeCluster(a=1.0, b=0.01)
     m = FakeModel(1.0, 0.01)
     base = cluster.run(StaticPolicy(), 4, works)
-    p = FastestPolicy(4, max_executors=16, max_iterations=20, wait_count=2)
+    p = FastestPolicy(4, max_executors=16, max_iterations=20, wait_count=2, rescale_seconds=0.0)  # free here
     hist = cluster.run(p, 4, works, m)
     assert max(sizes(hist)) > 4 and sizes(hist)[-1] < 4  # more executors early, fewer late ...
     assert total_seconds(hist) < 0.95 * total_seconds(base)  # ... for a shorter run
     assert executor_seconds(hist) <= 1.02 * executor_seconds(base)  # ... within the budget
     assert "executor-second budget" in p.log[-2][2]
     assert "nothing left to rescale for (~0 supersteps left: converged" in p.log[-1][2]
+
+
+def test_fastest_leaves_room_in_the_budget_for_the_rescale_itself():
+    """The plan that spends the budget where the work is must also pay for its rescale: the
+    pause is spent at the new size (k-means on the emulated cluster went 1 -> 4 with a plan
+    costing its whole budget, then spent 4x the executor-seconds of static)."""
+    works = [400_000.0 * 0.7 ** i for i in range(20)]
+    m = FakeModel(1.0, 0.01)
+    free = FastestPolicy(4, max_executors=16, max_iterations=20, rescale_seconds=0.0, **QUICK)
+    hist = FakeCluster(a=1.0, b=0.01).run(StaticPolicy(), 4, works)[:3]
+    assert free.decide(hist, m).executors > 4
+    dear = FastestPolicy(4, max_executors=16, max_iterations=20, rescale_seconds=0.0, **QUICK)
+    dear.learn_rescales([{"superstep": 3, "actuation_seconds": 400.0, "relayout_seconds": 100.0}])
+    r = dear.decide(hist, m)
+    assert r.executors is None
+    assert "executor-seconds rescaling (~500.0s, learned from 1 rescale of earlier runs)" in r.reason
 
 
 def test_fastest_scales_in_at_once_when_over_budget():

@@ -196,13 +196,19 @@ class FastestPolicy(AdaptivePolicy):
 
         k_full, t_full, c_full = plan(budget)
         cheapest = float((E[:, None] * S).min(axis=0) @ fc.weights)
-        k_up, _, _ = plan(cheapest + max(budget - cheapest, 0.0) / (1 + self.margin))
+        k_up, _, c_up = plan(cheapest + max(budget - cheapest, 0.0) / (1 + self.margin))
         first_full, first_up = int(E[k_full[0]]), int(E[k_up[0]])
         head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps (baseline {base}: "
                 f"{t_base:.1f}s x {base}; {would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
                 f"plan {first_full}..{int(E[k_full[-1]])} executors: {t_full:.1f}s for {c_full:.0f} "
                 f"executor-seconds")
         if first_up > ctx.current:
+            # the rescale itself is spent at the new size: the plan must leave room for it
+            pause, how = self.rescale_cost(ctx.history)
+            if c_up + pause * first_up > budget:
+                return Want(ctx.current, f"{head}; a scale-out to {first_up} would also spend ~{pause * first_up:.0f} "
+                                         f"executor-seconds rescaling (~{pause:.1f}s, {how}), more than the "
+                                         f"{max(budget - c_up, 0.0):.0f} the plan leaves: keep {ctx.current}")
             return Want(first_up, head)
         if first_full < ctx.current:
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
