@@ -97,8 +97,7 @@ class PageRank(IterativeProgram):
         self.layout = self.layout.moved_to(assignment)
         self._place_inputs(old[0].drop(PK, "dpk"), old[1].drop(PK), old[2].drop(PK))
         for df in old:
-            self.__dict__.get("_owned", {}).pop(id(df), None)
-            df.unpersist()
+            self.free(df)
         frames = {name: self.layout.place(df.drop(PK), "id") for name, df in state.frames.items()}
         return State(frames, dict(state.values))
 

@@ -234,7 +234,7 @@ class Collector:
         """:func:`tracked_run`, then free the program's inputs and keep the run's figures."""
         run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose,
                           model=model)
-        release(program)
+        program.release()  # its own cached inputs; the shared graph or points stay
         self.add(run, **row)
         return run
 
@@ -283,11 +283,6 @@ def paired(df: pd.DataFrame, experiment: str, job: str, a: str, b: str) -> list[
                      (y.loc[reps, "runtime"] / x.loc[reps, "runtime"] - 1) * 100, "paired by rep"),
             stat_row(experiment, job, config, "executor-s ratio", ratio, "paired by rep"),
             stat_row(experiment, job, config, "executor-s saved %", (1 - ratio) * 100, "paired by rep")]
-
-
-def release(program: IterativeProgram) -> None:
-    """Free the inputs a program cached for itself (not the shared graph or points)."""
-    program.release()
 
 
 def summarize(df: pd.DataFrame, experiment: str, by: Sequence[str], metrics: dict[str, str],
@@ -383,7 +378,7 @@ def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace) -> 
     driver.actuator.set_executors(args.workers)
     t0 = time.perf_counter()
     driver.run(program)
-    release(program)
+    program.release()
     print(f"  warm-up {program.name}: {time.perf_counter() - t0:.1f}s", flush=True)
 
 

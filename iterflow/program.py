@@ -122,9 +122,13 @@ class IterativeProgram(ABC):
         be shared with other jobs, and unpersisting it would make them re-read the source."""
         new = self.owns((df.repartition(partitions, *keys) if keys else df.repartition(partitions)).cache())
         new.count()
+        self.free(df)
+        return new
+
+    def free(self, df: DataFrame) -> None:
+        """Unpersist ``df`` if this program cached it (:meth:`owns`); leave the caller's alone."""
         if self.__dict__.get("_owned", {}).pop(id(df), None) is not None:
             df.unpersist()
-        return new
 
     def release(self) -> None:
         """Free every DataFrame this program cached for itself (not the caller's inputs)."""
