@@ -18,7 +18,7 @@ $(VENV)/.installed: setup.cfg setup.py
 
 # GraphFrames' JVM artifact from Maven Central into .cache/jars (see README: GraphFrames).
 jars: $(VENV)/.installed
-	@$(BIN)/python -m iterflow.jars >/dev/null && echo "GraphFrames jars in .cache/jars" \
+	@$(BIN)/python -m iterflow.cluster.jars >/dev/null && echo "GraphFrames jars in .cache/jars" \
 	  || echo "warning: GraphFrames jars unavailable; iterflow runs without them (GraphFrames features disabled)"
 
 $(DATA)/rmat-16.txt: $(VENV)/.installed

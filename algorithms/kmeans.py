@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, IntegerType, LongType, StructField, StructType
 
 from iterflow.errors import InputError
-from iterflow.pointsio import feature_columns
-from iterflow.program import IterativeProgram, State
+from iterflow.inputs.pointsio import feature_columns
+from iterflow.loop.program import IterativeProgram, State
 
 INIT_MODES = ("k-means||", "random")
 

@@ -5,7 +5,7 @@ Start at 1/|V|; every superstep
 an undirected edge counts in both directions. Runs a fixed number of supersteps, or stops
 early once the L1 change of the ranks falls to ``tol``.
 
-Layout: vertex ids hash into bins, bins map to partitions (:class:`~iterflow.binlayout.BinLayout`).
+Layout: vertex ids hash into bins, bins map to partitions (:class:`~iterflow.actuate.bins.BinLayout`).
 Ranks, vertex ids and dangling vertices are placed by the vertex's bin, edges by their
 source's bin and carry their destination's partition key ``dpk``. Costs per superstep: one
 shuffle -- the contributions, to their destination's partition; the join of edges with ranks
@@ -30,9 +30,9 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from iterflow.binlayout import DEFAULT_BINS, PK, BinLayout
-from iterflow.graphio import Graph
-from iterflow.program import IterativeProgram, State
+from iterflow.actuate.bins import DEFAULT_BINS, PK, BinLayout
+from iterflow.inputs.graphio import Graph
+from iterflow.loop.program import IterativeProgram, State
 
 
 class PageRank(IterativeProgram):
@@ -85,7 +85,7 @@ class PageRank(IterativeProgram):
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-place edges, vertices and ranks for ``assignment`` (or, when only the partition
         count changed, for the minimal-movement rescale of the current assignment)."""
-        from iterflow.partitioning import rescale
+        from iterflow.actuate.partitioning import rescale
 
         if assignment is None:
             # Count-balanced, not load-guided: releasing the lightest bins would hand the new

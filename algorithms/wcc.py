@@ -13,8 +13,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from iterflow.graphio import Graph
-from iterflow.program import IterativeProgram, State
+from iterflow.inputs.graphio import Graph
+from iterflow.loop.program import IterativeProgram, State
 
 
 class WeaklyConnectedComponents(IterativeProgram):

@@ -27,11 +27,11 @@ import pandas as pd
 from common import add_emulation_args, RESULTS, emulated_cluster, rmat
 
 from algorithms import PageRank, WeaklyConnectedComponents
-from iterflow.driver import IterationDriver
-from iterflow.eventlog import executors_at_superstep_start, find_log
-from iterflow.graphio import load_graph
-from iterflow.model import ResourceModel
-from iterflow.policy import EfficiencyPolicy, StaticPolicy, TargetPolicy
+from iterflow.loop.driver import IterationDriver
+from iterflow.observe.eventlog import executors_at_superstep_start, find_log
+from iterflow.inputs.graphio import load_graph
+from iterflow.model.resource import ResourceModel
+from iterflow.policies import EfficiencyPolicy, StaticPolicy, TargetPolicy
 
 
 def show(r: dict) -> None:

@@ -1,6 +1,6 @@
 """What every experiment shares: the emulated cluster, its session, the inputs, the summaries.
 
-The emulated cluster is a :class:`~iterflow.cluster.LocalCluster` of ``workers`` workers of
+The emulated cluster is a :class:`~iterflow.cluster.local.LocalCluster` of ``workers`` workers of
 one core each, every worker (and the executor it forks) capped by a cgroup v1 cpu quota at
 ``cpu_share`` of a core -- one 2-core box behaving like several small nodes. Where cgroups
 are not writable the cluster runs uncapped and says so; every experiment prints that note.
@@ -20,9 +20,9 @@ RESULTS = ROOT / "experiments" / "results"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from iterflow.cluster import LocalCluster  # noqa: E402
-from iterflow.generate import write_points, write_rmat  # noqa: E402
-from iterflow.session import build_session  # noqa: E402
+from iterflow.cluster.local import LocalCluster  # noqa: E402
+from iterflow.inputs.generate import write_points, write_rmat  # noqa: E402
+from iterflow.cluster.session import build_session  # noqa: E402
 
 
 @contextlib.contextmanager

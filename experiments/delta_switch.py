@@ -20,10 +20,10 @@ import pandas as pd
 from common import add_emulation_args, RESULTS, emulated_cluster, med, rmat
 
 from algorithms import PageRank
-from iterflow.driver import IterationDriver
-from iterflow.graphio import load_graph
+from iterflow.loop.driver import IterationDriver
+from iterflow.inputs.graphio import load_graph
 from iterflow.policies import LogicSwitch
-from iterflow.policy import StaticPolicy
+from iterflow.policies import StaticPolicy
 
 
 def main() -> int:

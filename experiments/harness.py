@@ -11,7 +11,7 @@ experiments compare. For a run of supersteps 1..N:
 * ``executor_seconds`` -- over supersteps 2..N, executors in force during the superstep times
   its wall + barrier, plus the executors after the reconfiguration times the rest of the span.
 
-Every run is one MLflow run (:class:`~iterflow.tracking.RunTracker`) in the experiment's own
+Every run is one MLflow run (:class:`~iterflow.app.tracking.RunTracker`) in the experiment's own
 MLflow experiment: params (job, policy, experiment, rep, ...), per-superstep metrics, the
 decisions (tags), the superstep table, summary metrics and the fitted resource model (as
 JSON in quick mode: logging the sklearn flavour infers pip requirements, ~5 s a run here).
@@ -32,10 +32,10 @@ import pandas as pd
 
 from common import RESULTS, emulated_cluster, points, rmat
 
-from iterflow.driver import IterationDriver
-from iterflow.eventlog import executors_at_superstep_start, find_log
-from iterflow.program import IterativeProgram
-from iterflow.tracking import RunTracker
+from iterflow.loop.driver import IterationDriver
+from iterflow.observe.eventlog import executors_at_superstep_start, find_log
+from iterflow.loop.program import IterativeProgram
+from iterflow.app.tracking import RunTracker
 
 SUMMARY_COLUMNS = ["experiment", "job", "config", "metric", "median", "min", "max", "n", "note"]
 
@@ -251,8 +251,8 @@ class Collector:
 def warm_model(tables: Sequence[pd.DataFrame]) -> Any:
     """A resource model warm-started from earlier runs' supersteps (2..), as the driver feeds it
     (cores, work, wall seconds) -- what ``iterflow run`` does from the MLflow history."""
-    from iterflow.model import ResourceModel
-    from iterflow.tracking import model_history
+    from iterflow.model.resource import ResourceModel
+    from iterflow.app.tracking import model_history
 
     return ResourceModel.from_history(model_history(pd.concat(list(tables), ignore_index=True)))
 
@@ -372,7 +372,7 @@ def with_labels(run: Run) -> pd.DataFrame:
 def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace) -> None:
     """A short untracked static run on all executors, so the first measured run does not pay
     the executors' JIT warm-up alone (executors started later by a scale-out are cold anyway)."""
-    from iterflow.policy import StaticPolicy
+    from iterflow.policies import StaticPolicy
 
     driver = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False)
     driver.actuator.set_executors(args.workers)
@@ -386,7 +386,7 @@ def initial_centers(points: Any, k: int, seed: int = 1) -> Any:
     """k distinct points drawn with ``seed``: one set of initial centers for every k-means run."""
     import numpy as np
 
-    from iterflow.pointsio import feature_columns
+    from iterflow.inputs.pointsio import feature_columns
 
     return np.array(points.select(feature_columns(points)).rdd.map(tuple).takeSample(False, k, seed), float)
 
@@ -407,8 +407,8 @@ def load_jobs(spark: Any, args: argparse.Namespace, n_steps: int) -> dict[str, C
     """Program factories (``make(n_supersteps)``) for ``args.jobs`` over inputs loaded and cached
     once in this session; k-means starts every run from the same centers and runs ``n`` supersteps."""
     from algorithms import KMeans, PageRank
-    from iterflow.graphio import load_graph
-    from iterflow.pointsio import load_points
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.inputs.pointsio import load_points
 
     jobs: dict[str, Callable[..., IterativeProgram]] = {}
     if "pagerank" in args.jobs:

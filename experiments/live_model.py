@@ -19,9 +19,9 @@ import numpy as np
 from common import RESULTS, add_emulation_args, emulated_cluster, rmat
 
 from algorithms import PageRank
-from iterflow.driver import IterationDriver
-from iterflow.graphio import load_graph
-from iterflow.reconfig import Reconfiguration
+from iterflow.loop.driver import IterationDriver
+from iterflow.inputs.graphio import load_graph
+from iterflow.loop.reconfig import Reconfiguration
 
 
 class ScheduledExecutors:

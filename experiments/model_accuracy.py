@@ -2,7 +2,7 @@
 
     .venv/bin/python experiments/model_accuracy.py [--quick] [--own-runs 3]
 
-1. ``iterflow model evaluate`` (:func:`iterflow.model_cli.evaluate`, called in-process) on
+1. ``iterflow model evaluate`` (:func:`iterflow.app.model_cli.evaluate`, called in-process) on
    ``../shared/datasets/runtime-traces/bell`` (Bell protocol: leave-one-scale-out error of
    Ernest, Bell and iterflow's model, next to the published figures) and ``.../ellis``
    (online per-iteration MAPE from the 4th iteration); its tables are printed as the CLI prints
@@ -30,8 +30,8 @@ from common import RESULTS, ROOT
 from harness import Collector, cluster, graph_path, parse_args, print_summary, save, stat_row
 
 from algorithms import PageRank
-from iterflow.graphio import load_graph
-from iterflow.model_cli import evaluate
+from iterflow.inputs.graphio import load_graph
+from iterflow.app.model_cli import evaluate
 from live_model import ScheduledExecutors
 
 NAME = "model_accuracy"

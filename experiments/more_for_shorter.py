@@ -5,8 +5,8 @@
 PageRank (R-MAT) and k-means (Gaussian blobs, fixed initial centers, a fixed number of
 supersteps) on the emulated cluster. Per job and repetition, two runs on one cluster:
 
-* ``static-1`` -- :class:`~iterflow.policy.StaticPolicy` on ``--baseline`` executors (1);
-* ``fastest`` -- :class:`~iterflow.policy.FastestPolicy` (baseline ``--baseline``, up to all
+* ``static-1`` -- :class:`~iterflow.policies.registry.StaticPolicy` on ``--baseline`` executors (1);
+* ``fastest`` -- :class:`~iterflow.policies.registry.FastestPolicy` (baseline ``--baseline``, up to all
   workers), starting on the baseline: the shortest runtime for no more executor-seconds.
 
 Quick mode runs the large inputs (R-MAT scale 18, 500k points) for 10 supersteps: on the
@@ -24,7 +24,7 @@ import time
 from harness import (RUN_METRICS, Collector, cluster, learned, load_jobs, paired, parse_args, report, summarize,
                      warm_up)
 
-from iterflow.policy import FastestPolicy, StaticPolicy
+from iterflow.policies import FastestPolicy, StaticPolicy
 
 NAME = "more_for_shorter"
 

@@ -31,12 +31,12 @@ from harness import (K, Collector, cluster, graph_path, initial_centers, parse_a
 from peers import graphx_cc, hand_pagerank, mllib_kmeans, ml_kmeans
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
-from iterflow import jars
-from iterflow.actuation import ExecutorActuator
-from iterflow.graphio import load_graph
-from iterflow.pointsio import load_points
-from iterflow.policy import StaticPolicy
-from iterflow.tracking import RunTracker
+from iterflow.cluster import jars
+from iterflow.actuate.executors import ExecutorActuator
+from iterflow.inputs.graphio import load_graph
+from iterflow.inputs.pointsio import load_points
+from iterflow.policies import StaticPolicy
+from iterflow.app.tracking import RunTracker
 
 NAME = "overhead_peers"
 

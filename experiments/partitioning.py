@@ -13,7 +13,7 @@ and the data a rescale moves, minimal-movement bins against hash partitioning.
   measured per-bin load predicts -- medians over supersteps 2.. (hash) and over the supersteps
   after the last bin move (rebalanced).
 * **movement** -- 2 executors, then 3 at barrier 3 (partitions follow the cores, 8 -> 12):
-  ``minimal`` (:func:`~iterflow.partitioning.rescale`) against ``hash`` (``bin % P`` before
+  ``minimal`` (:func:`~iterflow.actuate.partitioning.rescale`) against ``hash`` (``bin % P`` before
   and after). Reported: fraction of bins moved, bytes shuffled by the relayout and how many
   of them crossed executors (remote shuffle read), relayout seconds.
 """
@@ -27,12 +27,12 @@ import pandas as pd
 from common import add_emulation_args, RESULTS, emulated_cluster, med, rmat
 
 from algorithms import PageRank
-from iterflow.driver import IterationDriver
-from iterflow.graphio import load_graph
-from iterflow.partitioning import hash_assignment
+from iterflow.loop.driver import IterationDriver
+from iterflow.inputs.graphio import load_graph
+from iterflow.actuate.partitioning import hash_assignment
 from iterflow.policies import Rebalancing
-from iterflow.policy import StaticPolicy
-from iterflow.reconfig import Reconfiguration
+from iterflow.policies import StaticPolicy
+from iterflow.loop.reconfig import Reconfiguration
 
 
 class HashRescale:

@@ -15,7 +15,7 @@ import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from iterflow.pointsio import feature_columns
+from iterflow.inputs.pointsio import feature_columns
 
 
 def hand_pagerank(edges: DataFrame, vertices: DataFrame, iterations: int, partitions: int,

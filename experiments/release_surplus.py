@@ -5,8 +5,8 @@
 Weakly connected components on an R-MAT graph: only vertices whose label changed send, so
 the work per superstep falls as components settle. Per repetition, on one cluster:
 
-* ``static-max`` -- :class:`~iterflow.policy.StaticPolicy` on all ``--workers`` executors;
-* ``efficiency`` -- :class:`~iterflow.policy.EfficiencyPolicy` starting on all of them,
+* ``static-max`` -- :class:`~iterflow.policies.registry.StaticPolicy` on all ``--workers`` executors;
+* ``efficiency`` -- :class:`~iterflow.policies.registry.EfficiencyPolicy` starting on all of them,
   releasing executors whose marginal speedup fell below the threshold (runtime bound 1.1x
   of static at the maximum, per superstep). Its resource model is warm-started (as
   ``iterflow run`` does from its MLflow history) from two profiling runs, static on 1 and on 2
@@ -30,8 +30,8 @@ from common import rmat
 from harness import RUN_METRICS, Collector, cluster, paired, parse_args, report, summarize, warm_model, warm_up
 
 from algorithms import WeaklyConnectedComponents
-from iterflow.graphio import load_graph
-from iterflow.policy import EfficiencyPolicy, StaticPolicy
+from iterflow.inputs.graphio import load_graph
+from iterflow.policies import EfficiencyPolicy, StaticPolicy
 
 NAME = "release_surplus"
 

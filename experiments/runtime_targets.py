@@ -8,12 +8,12 @@ PageRank (R-MAT) and k-means (fixed initial centers, a fixed number of superstep
    e = 1..workers; the whole job at e is estimated as superstep 1 + (N-1) x the median of the
    later supersteps: ``T(e)``;
 2. ``--targets`` deadlines spread evenly between ``T(workers)`` and ``T(1)``;
-3. ``target`` -- one :class:`~iterflow.policy.TargetPolicy` run per deadline, starting on all
+3. ``target`` -- one :class:`~iterflow.policies.registry.TargetPolicy` run per deadline, starting on all
    executors (the policy's default) and releasing them while comfortably ahead;
 4. ``static`` -- what a user would do with the profile: the fewest executors whose ``T(e)``
    meets the deadline (all of them when none does); ``--reps`` runs at each count chosen;
 5. ``dynamic-allocation`` -- Spark's dynamic allocation
-   (:class:`~iterflow.policy.DynamicAllocationPolicy` ``spark_conf()``, min 1, max workers),
+   (:class:`~iterflow.policies.registry.DynamicAllocationPolicy` ``spark_conf()``, min 1, max workers),
    in a session of its own on a second emulated cluster; ``--reps`` runs.
 
 A deadline is for the whole job (superstep 1 included; superstep 1 is also reported apart).
@@ -33,7 +33,7 @@ import pandas as pd
 from common import RESULTS
 from harness import Collector, cluster, load_jobs, parse_args, report, stat_row, summarize, warm_up
 
-from iterflow.policy import DynamicAllocationPolicy, StaticPolicy, TargetPolicy
+from iterflow.policies import DynamicAllocationPolicy, StaticPolicy, TargetPolicy
 
 NAME = "runtime_targets"
 

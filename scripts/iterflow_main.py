@@ -6,13 +6,13 @@ spark-submit started (``make dist`` copies it to ``dist/``; ship the packages wi
         dist/iterflow_main.py run pagerank --input GRAPH --output DIR [--policy ...]
 
 Under spark-submit, ``iterflow run`` uses spark-submit's master and settings and starts no
-cluster of its own (see ``iterflow.session.submitted_conf``).
+cluster of its own (see ``iterflow.cluster.session.submitted_conf``).
 """
 from __future__ import annotations
 
 import sys
 
-from iterflow.cli import main
+from iterflow.app.cli import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

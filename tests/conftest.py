@@ -63,7 +63,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory):
-    from iterflow.cluster import LocalCluster
+    from iterflow.cluster.local import LocalCluster
 
     with LocalCluster(workers=2, cores_per_worker=2, memory="2g",
                       base_dir=tmp_path_factory.mktemp("cluster")) as c:
@@ -72,7 +72,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
-    from iterflow.session import build_session
+    from iterflow.cluster.session import build_session
 
     events = tmp_path_factory.mktemp("eventlog")
     session = build_session(cluster.master_url, 2, {"spark.cores.max": APP_CORES,
@@ -86,7 +86,7 @@ def spark(cluster, tmp_path_factory: pytest.TempPathFactory):
     session.stop()
     # The py4j gateway JVM outlives stop() until the Python process exits; end it now so the
     # session's final check sees no JVM of ours.
-    from iterflow.session import stop_gateway
+    from iterflow.cluster.session import stop_gateway
 
     stop_gateway()
 
@@ -99,5 +99,5 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "iterflow.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "iterflow.app.cli", *args], capture_output=True,
                           text=True, env=env, timeout=timeout, cwd=ROOT)

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
-from iterflow.driver import IterationDriver
-from iterflow.generate import write_points, write_rmat
-from iterflow.graphio import load_graph
-from iterflow.pointsio import load_points
+from iterflow.loop.driver import IterationDriver
+from iterflow.inputs.generate import write_points, write_rmat
+from iterflow.inputs.graphio import load_graph
+from iterflow.inputs.pointsio import load_points
 from tests.conftest import GRAPHALYTICS
 
 pytestmark = pytest.mark.cluster
@@ -34,7 +34,7 @@ def same_partition(a: pd.Series, b: pd.Series) -> bool:
 
 @pytest.mark.parametrize("name", PR_CASES)
 def test_pagerank_matches_graphalytics(spark, name):
-    from iterflow.graphio import read_properties
+    from iterflow.inputs.graphio import read_properties
 
     g = load_graph(spark, str(GRAPHALYTICS / name), "graphalytics")
     props = read_properties(GRAPHALYTICS / f"{name}.properties")

@@ -3,7 +3,7 @@ status 2 with one ``iterflow: error:`` line naming the file and line or the para
 the documented cleaning (self-loops and duplicate edges dropped with a warning); never in a
 hang or a traceback.
 
-Most cases run in-process: argument errors through ``iterflow.cli.main`` with the cluster
+Most cases run in-process: argument errors through ``iterflow.app.cli.main`` with the cluster
 step replaced by a tripwire (no case may get that far), file errors through the loaders on
 the session's Spark. A bounded number go through the real CLI in a subprocess with a timeout.
 """
@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from iterflow import cli
+from iterflow.app import cli
 from iterflow.errors import InputError
 from tests.conftest import APP_CORES, GRAPHALYTICS, run_cli
 
@@ -60,7 +60,7 @@ def base_args(algorithm: str, inputs: dict[str, Path]) -> list[str]:
 def cli_in_process(argv: list[str]) -> tuple[int, str]:
     """Exit status and stderr of ``iterflow ARGV``; reaching the cluster step is a failure."""
     err = io.StringIO()
-    tripwire = mock.patch("iterflow.runner.cluster_for", side_effect=AssertionError("bad input reached the cluster"))
+    tripwire = mock.patch("iterflow.app.runner.cluster_for", side_effect=AssertionError("bad input reached the cluster"))
     with tripwire, contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
             status = cli.main(argv)
@@ -206,7 +206,7 @@ GOOD_LINE = st.one_of(
 @given(before=st.lists(GOOD_LINE, max_size=6), bad=BAD_LINE, after=st.lists(GOOD_LINE, max_size=3),
        newline=st.sampled_from(["\n", "\r\n"]))
 def test_malformed_edge_line_is_named_with_its_number(spark, inputs, before, bad, after, newline):
-    from iterflow.graphio import load_graph
+    from iterflow.inputs.graphio import load_graph
 
     path = fresh(inputs, "edges.txt")
     path.write_bytes(newline.join(before + [bad] + after).encode())
@@ -218,7 +218,7 @@ def test_malformed_edge_line_is_named_with_its_number(spark, inputs, before, bad
 @settings(SPARK, max_examples=8)
 @given(junk=st.binary(min_size=1, max_size=300))
 def test_binary_junk_is_an_input_error_or_a_graph(spark, inputs, junk):
-    from iterflow.graphio import Graph, load_graph
+    from iterflow.inputs.graphio import Graph, load_graph
 
     path = fresh(inputs, "junk.e")
     path.write_bytes(junk)
@@ -233,7 +233,7 @@ def test_binary_junk_is_an_input_error_or_a_graph(spark, inputs, junk):
        directed=st.booleans())
 def test_self_loops_and_duplicates_are_cleaned_and_counted(spark, inputs, edges, directed):
     """The documented cleaning step, not an error: counts match a plain-Python reference."""
-    from iterflow.graphio import load_graph
+    from iterflow.inputs.graphio import load_graph
 
     assume(any(u != v for u, v in edges))
     path = fresh(inputs, "dups.txt")
@@ -251,8 +251,8 @@ EMPTY = [("edges", c, "empty") for c in ["", "\n\n", "# only a comment\n", "   \
 
 @pytest.mark.parametrize("kind,content,says", EMPTY)
 def test_empty_files_say_so(spark, inputs, kind, content, says):
-    from iterflow.graphio import load_graph
-    from iterflow.pointsio import load_points
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.inputs.pointsio import load_points
 
     path = fresh(inputs, "empty.txt" if kind == "edges" else "points.csv")
     path.write_text(content)
@@ -287,7 +287,7 @@ GRAPHALYTICS_CASES = {
 
 @pytest.mark.parametrize("case", sorted(GRAPHALYTICS_CASES))
 def test_malformed_graphalytics_files_are_named(spark, inputs, case):
-    from iterflow.runner import JobSpec, build_program
+    from iterflow.app.runner import JobSpec, build_program
 
     kwargs, suffix, needles = GRAPHALYTICS_CASES[case]
     base = _graphalytics(inputs, **kwargs)
@@ -299,7 +299,7 @@ def test_malformed_graphalytics_files_are_named(spark, inputs, case):
 
 
 def test_missing_vertex_file_is_named(spark, inputs):
-    from iterflow.graphio import load_graph
+    from iterflow.inputs.graphio import load_graph
 
     base = _graphalytics(inputs)
     base.with_suffix(".v").unlink()
@@ -341,7 +341,7 @@ def bad_csv(draw: st.DrawFn) -> tuple[str, int, str]:
 @SPARK
 @given(case=bad_csv())
 def test_malformed_point_row_is_named_with_its_number(spark, inputs, case):
-    from iterflow.pointsio import load_points
+    from iterflow.inputs.pointsio import load_points
 
     content, line, says = case
     path = fresh(inputs, "points.csv")
@@ -364,7 +364,7 @@ PARQUET_CASES = {
 
 @pytest.mark.parametrize("case", sorted(PARQUET_CASES))
 def test_malformed_parquet_points_are_named(spark, inputs, case):
-    from iterflow.pointsio import load_points
+    from iterflow.inputs.pointsio import load_points
 
     frame, says = PARQUET_CASES[case]
     path = fresh(inputs, "points.parquet")
@@ -419,7 +419,7 @@ def test_malformed_points_through_the_real_cli(cluster, cli_env, inputs):
 
 def test_graphalytics_reference_still_loads(spark):
     """The fixes above refuse nothing that is valid: the Graphalytics example loads as before."""
-    from iterflow.graphio import load_graph
+    from iterflow.inputs.graphio import load_graph
 
     g = load_graph(spark, str(GRAPHALYTICS / "example-directed"), "graphalytics")
     assert g.vertices.count() == 10 and g.edges.count() == 17 and g.directed

@@ -26,7 +26,7 @@ def test_run_pagerank_on_embedded_cluster_writes_output_and_stats(cli_env, tmp_p
     assert list(pd.read_parquet(out).columns) == ["id", "value"]
     assert ((got.loc[ref.index] - ref).abs() / ref).max() < 1e-4
     table = pd.read_csv(stats)
-    from iterflow.stats import NUMERIC_FIELDS
+    from iterflow.observe.stats import NUMERIC_FIELDS
 
     assert {"superstep", "wall_seconds", "executors", "cores", "partitions", *NUMERIC_FIELDS} <= set(table.columns)
     assert list(table["superstep"]) == list(range(1, 15))
@@ -41,7 +41,7 @@ def test_run_pagerank_on_embedded_cluster_writes_output_and_stats(cli_env, tmp_p
     assert sorted(steps) == list(range(1, 15))
     model = mlflow.sklearn.load_model(f"runs:/{run.run_id}/resource_model")
     assert model.predict_seconds(2, 246) > 0
-    from iterflow.tracking import history_for
+    from iterflow.app.tracking import history_for
     import os
 
     os.environ["MLFLOW_TRACKING_URI"] = cli_env["MLFLOW_TRACKING_URI"]
@@ -52,7 +52,7 @@ def test_run_pagerank_on_embedded_cluster_writes_output_and_stats(cli_env, tmp_p
 
 
 def test_run_kmeans_with_init_centers_on_given_master(cluster, cli_env, tmp_path):
-    from iterflow.generate import write_points
+    from iterflow.inputs.generate import write_points
 
     pts = write_points(tmp_path / "p.csv", n=500, k=3, dim=2, seed=2)
     x = np.loadtxt(pts, delimiter=",", skiprows=1)
@@ -132,8 +132,8 @@ def test_bad_input_files_end_in_one_line_through_the_cli(cluster, cli_env, tmp_p
 def test_bad_input_files_raise_input_errors(spark, tmp_path, kind, content, k, needles):
     from algorithms import KMeans
     from iterflow.errors import InputError
-    from iterflow.graphio import load_graph
-    from iterflow.pointsio import load_points
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.inputs.pointsio import load_points
 
     path = tmp_path / ("in.txt" if kind == "graph" else "in.csv")
     path.write_text(content)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iterflow.cluster import LocalCluster
+from iterflow.cluster.local import LocalCluster
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.cluster
@@ -48,7 +48,7 @@ def test_stop_takes_executors_down_and_cpu_share_caps_them(tmp_path):
     try:
         script = textwrap.dedent(f"""
             import time
-            from iterflow.session import build_session
+            from iterflow.cluster.session import build_session
             spark = build_session({cluster.master_url!r}, 1)
             spark.range(1000).count()
             print("ready", flush=True)

@@ -19,9 +19,9 @@ pytestmark = pytest.mark.cluster
 SCRIPT = r'''
 import json, sys, tempfile, time
 from pathlib import Path
-from iterflow.actuation import ExecutorActuator
-from iterflow.session import build_session
-from iterflow.sparkinfo import rest_get
+from iterflow.actuate.executors import ExecutorActuator
+from iterflow.cluster.session import build_session
+from iterflow.observe.sparkinfo import rest_get
 
 spark = build_session(sys.argv[1], 2, {
     "spark.cores.max": "2", "spark.executor.cores": "1", "spark.app.name": "iterflow-decommission-test",

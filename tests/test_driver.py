@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 
-from iterflow.driver import IterationDriver
-from iterflow.program import IterativeProgram, State
-from iterflow.reconfig import Reconfiguration
+from iterflow.loop.driver import IterationDriver
+from iterflow.loop.program import IterativeProgram, State
+from iterflow.loop.reconfig import Reconfiguration
 
 pytestmark = pytest.mark.cluster
 

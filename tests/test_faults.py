@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iterflow.reconfig import Reconfiguration
-from iterflow.sparkinfo import executor_snapshot
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.observe.sparkinfo import executor_snapshot
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.cluster
@@ -107,8 +107,8 @@ PR_ITERATIONS = 6  # every CLI PageRank run here; compared with one undisturbed 
 def pagerank_reference(spark, graph_file) -> pd.Series:
     """An undisturbed PageRank run (the reference for the disturbed CLI runs)."""
     from algorithms import PageRank
-    from iterflow.driver import IterationDriver
-    from iterflow.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.graphio import load_graph
 
     g = load_graph(spark, str(graph_file), "edgelist", partitions=4)
     res = IterationDriver(spark, partitions=4, collect_stats=False).run(PageRank(g, 0.85, PR_ITERATIONS))
@@ -130,7 +130,7 @@ def recovered_row(table: pd.DataFrame) -> pd.Series:
 # -- 1. an executor SIGKILLed in the middle of a superstep --------------------------------------
 @pytest.fixture(scope="module")
 def graph_file(tmp_path_factory):
-    from iterflow.generate import write_rmat
+    from iterflow.inputs.generate import write_rmat
 
     return write_rmat(tmp_path_factory.mktemp("faults") / "g.txt", scale=10, edges=10_000, seed=5)
 
@@ -139,10 +139,10 @@ def graph_file(tmp_path_factory):
 @pytest.mark.parametrize("algorithm", ["pagerank", "wcc", "kmeans"])
 def test_executor_killed_mid_superstep(spark, graph_file, tmp_path, algorithm):
     from algorithms import KMeans, PageRank, WeaklyConnectedComponents
-    from iterflow.driver import IterationDriver
-    from iterflow.generate import write_points
-    from iterflow.graphio import load_graph
-    from iterflow.pointsio import load_points
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_points
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.inputs.pointsio import load_points
 
     if algorithm == "kmeans":
         pts = load_points(spark, str(write_points(tmp_path / "p.csv", n=40_000, k=4, dim=3, seed=1)), "csv",
@@ -214,8 +214,8 @@ class UpThenDown:
 @pytest.mark.timeout(900)
 def test_scale_out_on_a_full_cluster_continues_at_current_size(spark, graph_file):
     from algorithms import PageRank
-    from iterflow.driver import IterationDriver
-    from iterflow.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.graphio import load_graph
 
     g = load_graph(spark, str(graph_file), "edgelist", partitions=4)
     driver = IterationDriver(spark, UpThenDown(), partitions=4)
@@ -265,7 +265,7 @@ class CliRun:
     """``iterflow run ...`` in a subprocess whose stderr is read line by line as it comes."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "iterflow.cli", *args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "iterflow.app.cli", *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -307,7 +307,7 @@ class CliRun:
 @pytest.mark.timeout(900)
 def test_worker_lost_run_completes_and_policy_sees_fewer_executors(cli_env, graph_file, pagerank_reference,
                                                                      tmp_path):
-    from iterflow.cluster import LocalCluster
+    from iterflow.cluster.local import LocalCluster
 
     out = tmp_path / "pr"
     env, _ = own_env(cli_env)
@@ -357,7 +357,7 @@ def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, grap
     run.proc.send_signal(signal.SIGKILL)
     run.finish(timeout=30)
     # the killed driver's cluster (master, workers, executors, driver JVM) goes away by itself:
-    # the driver JVM when its stdin closes, the daemons by the watchdog (iterflow/watchdog.py)
+    # the driver JVM when its stdin closes, the daemons by the watchdog (iterflow/cluster/watchdog.py)
     deadline = time.monotonic() + 60
     while jvms_marked(mark) and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -373,8 +373,8 @@ def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, grap
 
     # a mismatching result option is refused (an input error: exit 2), before any cluster starts
     from iterflow.errors import InputError
-    from iterflow.resume import RunStore
-    from iterflow.runner import JobSpec
+    from iterflow.faults.resume import RunStore
+    from iterflow.app.runner import JobSpec
 
     monkeypatch.setenv("ITERFLOW_HOME", env["ITERFLOW_HOME"])
     with pytest.raises(InputError, match="--iterations is 9 but the run was started with 6"):
@@ -417,8 +417,8 @@ def test_two_runs_at_once_share_home_and_mlflow_store(spark, cli_env, graph_file
     got = pd.read_parquet(tmp_path / "pagerank").set_index("id")["value"].sort_index()
     assert max_rel(got, pagerank_reference) <= 1e-9
     from algorithms import WeaklyConnectedComponents
-    from iterflow.driver import IterationDriver
-    from iterflow.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.graphio import load_graph
 
     g = load_graph(spark, str(graph_file), "edgelist", partitions=4)
     ref = IterationDriver(spark, partitions=4, collect_stats=False).run(WeaklyConnectedComponents(g, PR_ITERATIONS))
@@ -444,12 +444,12 @@ class DriverDied(Exception):
 @pytest.mark.parametrize("algorithm", ["wcc", "kmeans"])
 def test_resume_restores_saved_state_and_table(spark, graph_file, tmp_path, monkeypatch, algorithm):
     from algorithms import KMeans, WeaklyConnectedComponents
-    from iterflow.driver import IterationDriver
-    from iterflow.generate import write_points
-    from iterflow.graphio import load_graph
-    from iterflow.pointsio import load_points
-    from iterflow.resume import RunStore
-    from iterflow.runner import JobSpec
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_points
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.inputs.pointsio import load_points
+    from iterflow.faults.resume import RunStore
+    from iterflow.app.runner import JobSpec
 
     monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path / "home"))
     if algorithm == "kmeans":
@@ -492,7 +492,7 @@ def test_resume_restores_saved_state_and_table(spark, graph_file, tmp_path, monk
 
 # -- pure logic, no cluster ---------------------------------------------------------------------
 def test_only_losses_of_executors_or_their_blocks_are_recovered():
-    from iterflow.recovery import first_line, is_state_loss
+    from iterflow.faults.recovery import first_line, is_state_loss
 
     lost = Exception("An error occurred while calling o123.count.\n: org.apache.spark.SparkException: Job aborted "
                      "due to stage failure: Task 2 in stage 316.0 failed 4 times, most recent failure: Lost task "
@@ -509,7 +509,7 @@ def test_only_losses_of_executors_or_their_blocks_are_recovered():
 def test_watchdog_stops_the_daemons_of_a_dead_driver_only(tmp_path):
     """A fake daemon (its command line names a Spark deploy class) in its own process group:
     the watchdog leaves it alone when told ``done`` and stops it when the pipe just ends."""
-    from iterflow import watchdog
+    from iterflow.cluster import watchdog
 
     def daemon():
         return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",

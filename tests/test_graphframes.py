@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from iterflow import jars
+from iterflow.cluster import jars
 
 
 def test_mismatched_jar_fails_with_one_clear_message(tmp_path, monkeypatch):
@@ -25,9 +25,9 @@ def test_missing_jar_names_the_fix(tmp_path, monkeypatch):
                     reason="GraphFrames jar not resolvable from this machine's Maven Central (make jars)")
 def test_graphframes_jvm_code_runs_with_the_pinned_pyspark(spark, tmp_path):
     from algorithms import WeaklyConnectedComponents
-    from iterflow.driver import IterationDriver
-    from iterflow.generate import write_rmat
-    from iterflow.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_rmat
+    from iterflow.inputs.graphio import load_graph
 
     spark.sparkContext.setCheckpointDir(str(tmp_path / "gf-cp"))
     g = load_graph(spark, str(write_rmat(tmp_path / "g.txt", 13, 100_000, seed=4)), "edgelist", partitions=4)

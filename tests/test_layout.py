@@ -7,14 +7,14 @@ import pytest
 from pyspark.sql import functions as F
 
 from algorithms import PageRank
-from iterflow.binlayout import BinLayout
-from iterflow.driver import IterationDriver
-from iterflow.generate import write_rmat
-from iterflow.graphio import load_graph
-from iterflow.partitioning import BinAssignment, bin_column
+from iterflow.actuate.bins import BinLayout
+from iterflow.loop.driver import IterationDriver
+from iterflow.inputs.generate import write_rmat
+from iterflow.inputs.graphio import load_graph
+from iterflow.actuate.partitioning import BinAssignment, bin_column
 from iterflow.policies import LogicSwitch
-from iterflow.policy import StaticPolicy
-from iterflow.reconfig import Reconfiguration
+from iterflow.policies import StaticPolicy
+from iterflow.loop.reconfig import Reconfiguration
 from tests.test_algorithms import scipy_pagerank
 
 pytestmark = pytest.mark.cluster

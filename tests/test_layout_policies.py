@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iterflow.partitioning import BinAssignment, imbalance
+from iterflow.actuate.partitioning import BinAssignment, imbalance
 from iterflow.policies import LogicSwitch, Rebalancing
-from iterflow.policy import StaticPolicy
-from iterflow.reconfig import Reconfiguration
+from iterflow.policies import StaticPolicy
+from iterflow.loop.reconfig import Reconfiguration
 
 
 class ScaleAt:
@@ -116,7 +116,7 @@ def test_logic_switch_ignores_a_missing_delta():
 def test_cli_options_wrap_the_executor_policy():
     """``--rebalance`` and ``--switch-to-delta`` wrap whatever ``--policy`` names, and the
     wrapped policy still hands its Spark settings (dynamic allocation's) to the session."""
-    from iterflow.runner import JobSpec, policy_for
+    from iterflow.app.runner import JobSpec, policy_for
 
     spec = JobSpec("pagerank", "g.txt", "out", policy="dynamic-allocation", rebalance=1.3, switch_to_delta=1e-3)
     p = policy_for(spec, 10, 4)

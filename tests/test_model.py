@@ -15,9 +15,9 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, cross_val_score
 
 from iterflow.errors import InputError
-from iterflow.model import ErnestModel, ResourceModel, relative_median
-from iterflow.model_cli import add_parser, evaluate
-from iterflow.traces import PUBLISHED, ellis_online, read_bell_csv, read_ellis_csv
+from iterflow.model.resource import ErnestModel, ResourceModel, relative_median
+from iterflow.app.model_cli import add_parser, evaluate
+from iterflow.model.traces import PUBLISHED, ellis_online, read_bell_csv, read_ellis_csv
 
 TRACES = Path("/work/shared/datasets/runtime-traces")
 BELL_DIR = TRACES / "bell"

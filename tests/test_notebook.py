@@ -22,7 +22,7 @@ def logged(cluster, cli_env, tmp_path_factory) -> dict:
     """A static run (5 fixed supersteps) and an efficiency run (tolerance) of PageRank on a
     small R-MAT graph, logged to a store of their own: the session's shared store is counted
     by other tests."""
-    from iterflow.generate import write_rmat
+    from iterflow.inputs.generate import write_rmat
 
     tmp = tmp_path_factory.mktemp("notebook")
     graph = write_rmat(tmp / "rmat.txt", 10, 3000, 1, 0.57)

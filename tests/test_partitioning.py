@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from iterflow.partitioning import (
+from iterflow.actuate.partitioning import (
     BinAssignment,
     HotspotDetector,
     MigrationPlan,

@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 
 from iterflow.errors import InputError
-from iterflow.model import ResourceModel
+from iterflow.model.resource import ResourceModel
 from iterflow.policies.forecast import forecast, remaining_supersteps
-from iterflow.policy import (POLICIES, DynamicAllocationPolicy, EfficiencyPolicy, FastestPolicy,
+from iterflow.policies import (POLICIES, DynamicAllocationPolicy, EfficiencyPolicy, FastestPolicy,
                              StaticPolicy, TargetPolicy, make_policy)
-from iterflow.reconfig import Reconfiguration
+from iterflow.loop.reconfig import Reconfiguration
 
 QUICK = dict(wait_count=1, cooldown=0, warmup=0)  # the bare rule: no hysteresis, cooldown, warm-up
 

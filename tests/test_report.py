@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iterflow.cli import main
-from iterflow.progress import Progress, remaining_supersteps, run_limits, superstep_seconds, supersteps_to_converge
+from iterflow.app.cli import main
+from iterflow.app.progress import Progress, remaining_supersteps, run_limits, superstep_seconds, supersteps_to_converge
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -37,7 +37,7 @@ def store(tmp_path, monkeypatch) -> str:
 
 
 def log_run(table: pd.DataFrame | None, params: dict | None = None) -> str:
-    from iterflow.tracking import RunTracker
+    from iterflow.app.tracking import RunTracker
 
     tracker = RunTracker(params or {"program": "pagerank", "policy": "efficiency", "max_iterations": 4})
     if table is None:
@@ -107,7 +107,7 @@ def test_report_of_a_sparse_table_and_of_a_failed_run(store, tmp_path):
 
 
 def test_summary_and_rebalancing_from_the_table():
-    from iterflow.report import rebalance_supersteps, summarize
+    from iterflow.app.report import rebalance_supersteps, summarize
 
     t = full_table()
     s = summarize(t)
@@ -181,11 +181,11 @@ def test_progress_line():
 
 
 def test_run_limits_match_the_programs_the_runner_builds(monkeypatch, tmp_path):
-    """``run_limits`` mirrors :func:`iterflow.runner.build_program`'s defaults; build the
+    """``run_limits`` mirrors :func:`iterflow.app.runner.build_program`'s defaults; build the
     programs with the loaders faked (no Spark) and compare."""
-    import iterflow.graphio as graphio
-    import iterflow.pointsio as pointsio
-    from iterflow.runner import JobSpec, build_program
+    import iterflow.inputs.graphio as graphio
+    import iterflow.inputs.pointsio as pointsio
+    from iterflow.app.runner import JobSpec, build_program
     from tests.conftest import GRAPHALYTICS
 
     class Points:

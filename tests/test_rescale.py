@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iterflow.eventlog import executors_at_superstep_start, find_log
-from iterflow.reconfig import Reconfiguration
+from iterflow.observe.eventlog import executors_at_superstep_start, find_log
+from iterflow.loop.reconfig import Reconfiguration
 
 pytestmark = pytest.mark.cluster
 
@@ -27,9 +27,9 @@ class Scripted:
 
 def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     from algorithms import PageRank
-    from iterflow.driver import IterationDriver
-    from iterflow.generate import write_rmat
-    from iterflow.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_rmat
+    from iterflow.inputs.graphio import load_graph
     from tests.test_algorithms import scipy_pagerank
 
     sc = spark.sparkContext

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from iterflow import auth
+from iterflow.cluster import auth
 from tests.conftest import APP_CORES, GRAPHALYTICS, ROOT
 
 pytestmark = pytest.mark.cluster
@@ -236,7 +236,7 @@ def test_run_leaves_private_mlflow_store_and_event_log_and_no_secret(cluster, tm
     env = dict(os.environ, MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path}/mlflow.db",
                ITERFLOW_HOME=str(tmp_path / "home"))
     r = subprocess.run(
-        [sys.executable, "-m", "iterflow.cli", "run", "pagerank", "--input", str(GRAPHALYTICS / "example-directed"),
+        [sys.executable, "-m", "iterflow.app.cli", "run", "pagerank", "--input", str(GRAPHALYTICS / "example-directed"),
          "--format", "graphalytics", "--iterations", "3", "--output", str(out), "--master", cluster.master_url,
          "--conf", f"spark.cores.max={APP_CORES}", "--conf", "spark.eventLog.enabled=true",
          "--conf", f"spark.eventLog.dir=file://{events}",

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from iterflow.sparkinfo import executor_snapshot
-from iterflow.stats import NUMERIC_FIELDS, StatsCollector
+from iterflow.observe.sparkinfo import executor_snapshot
+from iterflow.observe.stats import NUMERIC_FIELDS, StatsCollector
 
 pytestmark = pytest.mark.cluster
 
@@ -32,7 +32,7 @@ def test_totals_match_a_known_job(spark):
     per_partition = json.loads(stats["partition_records"])
     assert len(per_partition) == 4 and sum(per_partition) > 0
     # Spark's own numbers for the same stages, summed independently from the REST API
-    from iterflow.sparkinfo import rest_get
+    from iterflow.observe.sparkinfo import rest_get
 
     ids = collector.stage_ids("superstep-9001")
     spark_total = sum(s["shuffleWriteRecords"] for i in ids for s in rest_get(sc, f"stages/{i}"))
@@ -41,9 +41,9 @@ def test_totals_match_a_known_job(spark):
 
 def test_driver_records_statistics_predictions_and_overhead(spark):
     from algorithms import PageRank
-    from iterflow.driver import IterationDriver
-    from iterflow.generate import write_rmat
-    from iterflow.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_rmat
+    from iterflow.inputs.graphio import load_graph
     import tempfile, os
 
     path = write_rmat(os.path.join(tempfile.mkdtemp(), "g.txt"), 12, 30_000, seed=9)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from iterflow.policies.forecast import Forecast, forecast, num
-from iterflow.reconfig import Reconfiguration
+from iterflow.loop.reconfig import Reconfiguration
 
 logger = logging.getLogger(__name__)
 History = list[dict[str, Any]]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iterflow.reconfig import Reconfiguration
+from iterflow.loop.reconfig import Reconfiguration
 
 History = list[dict[str, Any]]
 

@@ -1,13 +1,13 @@
 """Policies on the two other dimensions of a reconfiguration: partitioning and step logic.
 
-Both wrap an executor policy (any :class:`~iterflow.policy.Policy`) and add to its
-:class:`~iterflow.reconfig.Reconfiguration`, so one decision per barrier covers Trisk's three
+Both wrap an executor policy (any :class:`~iterflow.policies.registry.Policy`) and add to its
+:class:`~iterflow.loop.reconfig.Reconfiguration`, so one decision per barrier covers Trisk's three
 dimensions and one reason string explains all of it.
 
 * :class:`Rebalancing` -- AutoFlow's hotspot rule on Megaphone's bins: when the partition
   imbalance implied by the measured per-bin load stays above ``threshold`` for ``patience``
   supersteps, plan moves of the heaviest bins off the hottest partitions (greedy,
-  :func:`~iterflow.partitioning.plan_rebalance`) and apply them ``max_moves`` per barrier.
+  :func:`~iterflow.actuate.partitioning.plan_rebalance`) and apply them ``max_moves`` per barrier.
   The plan is computed at the barrier that fires and kept: later barriers only apply its next
   batch (prepared ahead). A rescale of executors takes precedence and drops the plan (the
   partition count changes, the plan would be stale).
@@ -15,7 +15,7 @@ dimensions and one reason string explains all of it.
   delta (e.g. PageRank's L1 change) falls to ``below``: "most ranks have settled".
 
 The driver passes what they need in the history's last row: ``_bin_load`` (numpy, per bin)
-and ``_assignment`` (the current :class:`~iterflow.partitioning.BinAssignment`); tests pass
+and ``_assignment`` (the current :class:`~iterflow.actuate.partitioning.BinAssignment`); tests pass
 hand-made ones.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from iterflow.partitioning import HotspotDetector, MigrationPlan, hub_bins, imbalance, plan_rebalance
-from iterflow.reconfig import Reconfiguration
+from iterflow.actuate.partitioning import HotspotDetector, MigrationPlan, hub_bins, imbalance, plan_rebalance
+from iterflow.loop.reconfig import Reconfiguration
 
 History = list[dict[str, Any]]
 

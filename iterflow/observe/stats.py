@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.sparkinfo import ExecutorSnapshot, rest_get
+from iterflow.observe.sparkinfo import ExecutorSnapshot, rest_get
 
 log = logging.getLogger(__name__)
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from iterflow.errors import IterflowError
-from iterflow.program import IterativeProgram, State
-from iterflow.reconfig import Reconfiguration
-from iterflow.sparkinfo import executor_snapshot
+from iterflow.loop.program import IterativeProgram, State
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.observe.sparkinfo import executor_snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from iterflow.driver import IterationDriver
+    from iterflow.loop.driver import IterationDriver
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class Anchor:
 
 #: ``on_checkpoint(anchor, next_variant, history)``: called after every barrier that wrote a
 #: reliable checkpoint, with the state of that superstep, the step variant the next superstep
-#: uses and the superstep rows so far (what a resumed run needs, see :mod:`iterflow.resume`).
+#: uses and the superstep rows so far (what a resumed run needs, see :mod:`iterflow.faults.resume`).
 CheckpointHook = Callable[[Anchor, str, list[dict[str, Any]]], None]
 
 
@@ -149,7 +149,7 @@ def delete_checkpoint_files(sc: Any, state: State) -> None:
 
 
 class Recovering:
-    """The fault side of :class:`~iterflow.driver.IterationDriver` (a mixin: it uses the
+    """The fault side of :class:`~iterflow.loop.driver.IterationDriver` (a mixin: it uses the
     driver's ``_superstep``, ``_apply``, ``_barrier`` and ``_release``): reruns of failed
     supersteps, the anchor, checkpoints handed out for resuming, and resuming itself."""
 

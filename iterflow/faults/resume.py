@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from iterflow.errors import InputError
-from iterflow.program import State
-from iterflow.recovery import Anchor, Resume
+from iterflow.loop.program import State
+from iterflow.faults.recovery import Anchor, Resume
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ These loaders and protocols replay *measured* traces of other people's jobs (see
   The job's error is the mean over *all held-out runs pooled* (with equal runs per scale-out,
   as in the published traces, this equals the mean of the per-scale-out means).
   Compared: ``ernest`` (NNLS on 1, 1/m, log m, m over raw runs), ``bell`` (:class:`BellModel`,
-  our reading of Bell) and ``iterflow`` (:class:`~iterflow.model.ResourceModel`).
+  our reading of Bell) and ``iterflow`` (:class:`~iterflow.model.resource.ResourceModel`).
 * **Ellis traces** (``|``-separated, one row per Spark job of 65 runs of one app): online
   protocol -- within each run, predict each iteration's duration from what came before it and
   score from the 4th iteration on. See :func:`ellis_online` for the choices made.
@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from iterflow.errors import InputError
-from iterflow.model import (ErnestModel, PositiveRegressor, ResourceModel, check_times, n_features,
+from iterflow.model.resource import (ErnestModel, PositiveRegressor, ResourceModel, check_times, n_features,
                             relative_median, split_features)
 
 log = logging.getLogger(__name__)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
-from iterflow.policies import (AdaptivePolicy, DynamicAllocationPolicy, EfficiencyPolicy, FastestPolicy,
-                               TargetPolicy)
-from iterflow.reconfig import Reconfiguration
+from iterflow.policies.base import AdaptivePolicy
+from iterflow.policies.dynamic import DynamicAllocationPolicy
+from iterflow.policies.rules import EfficiencyPolicy, FastestPolicy, TargetPolicy
+from iterflow.loop.reconfig import Reconfiguration
 
 History = list[dict[str, Any]]
 

@@ -10,7 +10,7 @@ Why the secret travels the way it does (Spark 4.0 ``SecurityManager``):
   master accepts only ``spark.authenticate.secret`` (``initializeAuth`` requires it);
 - executors get it from their worker, again through ``_SPARK_AUTH_SECRET``;
 - the driver gets ``spark.authenticate.secret`` in its SparkConf over py4j, after its JVM
-  was launched without it (:func:`iterflow.session.build_session`).
+  was launched without it (:func:`iterflow.cluster.session.build_session`).
 
 Every cluster's secret is kept in ``<runtime dir>/<host>-<port>.secret`` (0600 in a 0700
 directory of this user), so that any process of the same user that is handed the master

@@ -4,7 +4,7 @@ Why: the scaling policy must ask "how long will the next superstep take at m exe
 it rescales. :class:`ErnestModel` is Ernest (NSDI 2016): ``t = θ0 + θ1·work/m + θ2·log m + θ3·m``
 by non-negative least squares -- parametric, extrapolates sensibly, follows only that shape.
 (Bell's selection between Ernest and kernel regression, the published baseline, lives in
-:mod:`iterflow.traces` next to the protocol that judges it.) :class:`ResourceModel` is
+:mod:`iterflow.model.traces` next to the protocol that judges it.) :class:`ResourceModel` is
 iterflow's model: like Bell it lets cross-validation choose between parametric and
 non-parametric fits, with generic changes that follow from how runtime traces look (repeated
 noisy runs, occasional stragglers, error judged *relative*):

@@ -40,7 +40,7 @@ class Graph:
         """The same graph as a ``graphframes.GraphFrame`` (needs the GraphFrames jar)."""
         from graphframes import GraphFrame
 
-        from iterflow import jars
+        from iterflow.cluster import jars
 
         jars.graphframes_jars()  # one clear message when the jar is missing or mismatched
         return GraphFrame(self.vertices, self.edges)

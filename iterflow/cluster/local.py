@@ -7,7 +7,7 @@ group) on exit, on error and on Ctrl-C. An optional CPU share per worker caps ea
 with a cgroup v1 cpu quota so one box can emulate N small nodes.
 
 Security: everything listens on 127.0.0.1 only; the master and workers require Spark RPC
-authentication with a secret made for this cluster (see :mod:`iterflow.auth`); the daemons
+authentication with a secret made for this cluster (see :mod:`iterflow.cluster.auth`); the daemons
 run with umask 077, so their logs, work dirs and what executors write are the user's only.
 """
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iterflow import auth
-from iterflow.cpushare import CpuShare
+from iterflow.cluster import auth
+from iterflow.cluster.cpushare import CpuShare
 from iterflow.errors import ClusterError
 
 log = logging.getLogger(__name__)
@@ -225,7 +225,7 @@ class LocalCluster:
     def submit_properties(self) -> str:
         """A ``spark-submit --properties-file`` for this cluster: master, authentication and the
         loopback settings, so a plain ``spark-submit`` command line works against it."""
-        from iterflow.session import default_conf
+        from iterflow.cluster.session import default_conf
 
         conf = {k: v for k, v in default_conf(self.master_url, self.total_cores, None).items()
                 if k != "spark.app.name"}
@@ -242,7 +242,7 @@ class LocalCluster:
                    SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
                    SPARK_DAEMON_JAVA_OPTS=DAEMON_OPTS,
                    SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true")
-        env[auth.ENV_SECRET] = self._secret  # the environment, not the command line: see iterflow.auth
+        env[auth.ENV_SECRET] = self._secret  # the environment, not the command line: see iterflow.cluster.auth
         for key in ("SPARK_CONF_DIR", "SPARK_MASTER_OPTS"):
             env.pop(key, None)
         fd = os.open(logs / f"{name}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

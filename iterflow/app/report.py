@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from iterflow.errors import InputError
-from iterflow.tracking import EXPERIMENT
+from iterflow.app.tracking import EXPERIMENT
 
 SKEW_COLUMNS = {"skew": "task time max/mean", "skew_cpu": "task CPU time max/mean",
                 "partition_records_max_over_mean": "partition records max/mean",
@@ -46,7 +46,7 @@ class RunData:
 
 def store_uri() -> str:
     """The tracking URI ``iterflow run`` logs to, without creating a store (unlike
-    :func:`iterflow.tracking.tracking_uri`): a report of a store that is not there is an error."""
+    :func:`iterflow.app.tracking.tracking_uri`): a report of a store that is not there is an error."""
     uri = os.environ.get("MLFLOW_TRACKING_URI")
     if uri:
         return uri

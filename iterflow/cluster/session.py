@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlparse
 
-from iterflow import auth, jars
+from iterflow.cluster import auth, jars
 from iterflow.errors import InputError
 
 log = logging.getLogger(__name__)

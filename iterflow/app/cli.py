@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     pts.set_defaults(func=cmd_generate)
 
     try:
-        from iterflow import model_cli
+        from iterflow.app import model_cli
     except ImportError:  # pragma: no cover - model module not present
         model_cli = None
     if model_cli is not None:
@@ -117,9 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     os.umask(0o077)  # outputs, stats, MLflow store, driver files: the user's only (README: Security)
-    from iterflow.progress import Progress, run_limits
-    from iterflow.runner import JobSpec, run_job
-    from iterflow.session import parse_conf
+    from iterflow.app.progress import Progress, run_limits
+    from iterflow.app.runner import JobSpec, run_job
+    from iterflow.cluster.session import parse_conf
 
     spec = JobSpec(
         algorithm=args.algorithm, input=args.input, output=args.output, format=args.format,
@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         rebalance=args.rebalance, switch_to_delta=args.switch_to_delta,
     )
     spec.validate()  # bad input ends here, before any run is announced
-    from iterflow.resume import new_run_id
+    from iterflow.faults.resume import new_run_id
 
     progress = Progress(*run_limits(spec.algorithm, spec.input, spec.format, spec.iterations, spec.tol))
     spec.validate()  # a run id only for a run that can start
@@ -150,14 +150,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from iterflow.report import write_report
+    from iterflow.app.report import write_report
 
     print(write_report(args.run_id, args.out or f"out/report-{args.run_id}"))
     return 0
 
 
 def cmd_cluster_start(args: argparse.Namespace) -> int:
-    from iterflow.cluster import LocalCluster, load_detached
+    from iterflow.cluster.local import LocalCluster, load_detached
 
     if load_detached() is not None:
         raise ClusterError("a cluster is already running; `iterflow cluster stop` first")
@@ -169,7 +169,7 @@ def cmd_cluster_start(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster_status(args: argparse.Namespace) -> int:
-    from iterflow.cluster import fetch_master_json, load_detached
+    from iterflow.cluster.local import fetch_master_json, load_detached
 
     info = load_detached()
     if info is None:
@@ -199,7 +199,7 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster_stop(args: argparse.Namespace) -> int:
-    from iterflow.cluster import ClusterInfo, state_file, stop_detached
+    from iterflow.cluster.local import ClusterInfo, state_file, stop_detached
 
     path = state_file()
     if not path.exists():
@@ -212,7 +212,7 @@ def cmd_cluster_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from iterflow import generate
+    from iterflow.inputs import generate
 
     if args.kind == "rmat":
         if not 1 <= args.scale <= 40 or args.edges < 1:
@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("iterflow: interrupted; cluster and session stopped", file=sys.stderr)
         return 130
     except Exception as exc:  # Spark/py4j failures: one readable line, not a Java stack trace
-        from iterflow.sparkerrors import describe
+        from iterflow.app.sparkerrors import describe
 
         message, status = describe(exc)
         _error(message, entry)
@@ -259,7 +259,7 @@ def _stop_jvm() -> None:
     """End the JVM this process launched, so nothing it logs at exit lands after the error line."""
     if "pyspark" not in sys.modules:
         return
-    from iterflow.session import stop_gateway
+    from iterflow.cluster.session import stop_gateway
 
     try:
         stop_gateway()

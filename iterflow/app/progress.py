@@ -77,14 +77,14 @@ def superstep_seconds(record: dict[str, Any], walls: Sequence[float]) -> float |
 def run_limits(algorithm: str, input: str, fmt: str | None, iterations: int | None,
                tol: float | None) -> tuple[int | None, float | None]:
     """``(max_iterations, tol)`` the run will use, with the defaults of
-    :func:`iterflow.runner.build_program` (kept in step with it by a test)."""
+    :func:`iterflow.app.runner.build_program` (kept in step with it by a test)."""
     if algorithm == "kmeans":
         return iterations or 20, (1e-4 if tol is None and iterations is None else tol)
     if algorithm == "wcc":
         return iterations or 1000, (0.0 if tol is None else tol)
     if iterations is None and fmt == "graphalytics":
         try:
-            from iterflow.graphio import graphalytics_paths, read_properties
+            from iterflow.inputs.graphio import graphalytics_paths, read_properties
 
             props = graphalytics_paths(input)[2]
             value = read_properties(Path(props)).get("pr.num-iterations") if props else None

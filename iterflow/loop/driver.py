@@ -8,10 +8,10 @@ One superstep, in order:
    ``checkpoint_interval`` supersteps checkpointed, which truncates its lineage -- plan size,
    driver memory and per-superstep time stay flat over hundreds of supersteps; a superstep
    that fails because executors (and the state blocks only they held) were lost is rerun
-   after a rewind to the last reliable checkpoint (:mod:`iterflow.recovery`);
+   after a rewind to the last reliable checkpoint (:mod:`iterflow.faults.recovery`);
 3. ``program.delta`` measures progress; convergence is checked;
-4. statistics of the superstep are collected (:mod:`iterflow.stats`) and fed to the
-   resource model (:mod:`iterflow.model`), which predicts the next superstep;
+4. statistics of the superstep are collected (:mod:`iterflow.observe.stats`) and fed to the
+   resource model (:mod:`iterflow.model.resource`), which predicts the next superstep;
 5. the policy is consulted with the superstep table so far and the model and returns a
    :class:`Reconfiguration`, which the driver applies before the next superstep.
 
@@ -28,15 +28,15 @@ import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from iterflow.actuation import ExecutorActuator
-from iterflow.model import ResourceModel
-from iterflow.partitioning import imbalance, moved_fraction, moved_load
-from iterflow.policy import Policy, StaticPolicy
-from iterflow.program import IterativeProgram, State
-from iterflow.reconfig import Reconfiguration
-from iterflow.recovery import Anchor, CheckpointHook, Recovering, Resume
-from iterflow.sparkinfo import executor_snapshot
-from iterflow.stats import StatsCollector, state_rdd_ids
+from iterflow.actuate.executors import ExecutorActuator
+from iterflow.model.resource import ResourceModel
+from iterflow.actuate.partitioning import imbalance, moved_fraction, moved_load
+from iterflow.policies import Policy, StaticPolicy
+from iterflow.loop.program import IterativeProgram, State
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.faults.recovery import Anchor, CheckpointHook, Recovering, Resume
+from iterflow.observe.sparkinfo import executor_snapshot
+from iterflow.observe.stats import StatsCollector, state_rdd_ids
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class IterationDriver(Recovering):
     per core once the cores outgrow it (Spark's tuning guide: 2-3 tasks per core). Scaling
     the starting ratio instead made 32 tiny partitions of a job started with 8 on 1 core.
     ``max_recoveries``: how often one superstep may be rewound and rerun after losing executors
-    before the run fails with :class:`~iterflow.recovery.RecoveryError`; ``recovery_wait``:
+    before the run fails with :class:`~iterflow.faults.recovery.RecoveryError`; ``recovery_wait``:
     seconds a recovery waits for at least one executor. ``on_checkpoint``: see :data:`CheckpointHook`.
     """
 
@@ -228,7 +228,7 @@ class IterationDriver(Recovering):
         plan of the next superstep starts from a leaf, so planning time stays flat. At
         superstep 0 and every ``checkpoint_interval`` supersteps (``reliable``): a reliable
         checkpoint to the checkpoint dir, the point a run is recomputed from after losing
-        executors (:mod:`iterflow.recovery`) and the state a resumed run starts from.
+        executors (:mod:`iterflow.faults.recovery`) and the state a resumed run starts from.
         """
         rows: dict[str, int] = {}
         frames: dict[str, DataFrame] = {}
@@ -265,7 +265,7 @@ class IterationDriver(Recovering):
 
         1. resources -- scale-in first writes the state to the reliable checkpoint dir (local
            checkpoint blocks on a removed executor could not be recomputed, checkpoint files
-           can); then executors are requested or killed (:mod:`iterflow.actuation`);
+           can); then executors are requested or killed (:mod:`iterflow.actuate.executors`);
         2. partitioning -- after executors changed, the partition count follows the cores; a
            policy may also move bins (``bin_assignment``) or set ``partitions``. The program
            re-places its cached inputs and its state (job group ``relayout-<i>``, timed and

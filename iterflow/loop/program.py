@@ -1,4 +1,4 @@
-"""The contract between an iterative algorithm and the :class:`~iterflow.driver.IterationDriver`.
+"""The contract between an iterative algorithm and the :class:`~iterflow.loop.driver.IterationDriver`.
 
 A program describes one superstep as a lazy DataFrame transformation; the driver owns the
 loop, the barrier (materialize, truncate lineage), convergence and reconfiguration. This is
@@ -75,7 +75,7 @@ class IterativeProgram(ABC):
 
         Called by the driver after executors changed (the partition count follows the
         cores) and when a policy moves bins (``assignment``, a
-        :class:`~iterflow.partitioning.BinAssignment`; only programs with a :attr:`layout`
+        :class:`~iterflow.actuate.partitioning.BinAssignment`; only programs with a :attr:`layout`
         get one). Without it the cached partitions stay on the executors that held them
         (new executors fetch them remotely every superstep) or are recomputed from the
         input (removed executors). Returns the state, lazily re-laid out; the driver

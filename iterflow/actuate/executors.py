@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from iterflow.sparkinfo import executor_snapshot, rest_get
+from iterflow.observe.sparkinfo import executor_snapshot, rest_get
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """``iterflow model evaluate``: judge the runtime model on external traces, side by side.
 
-Why a command: the accuracy claim for :class:`~iterflow.model.ResourceModel` must be
+Why a command: the accuracy claim for :class:`~iterflow.model.resource.ResourceModel` must be
 re-checkable by anyone on traces this project never saw -- point ``--traces`` at a directory of
 ``Nodes,Runtime`` CSVs (Bell format) and/or ``|``-separated Ellis traces.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from iterflow.errors import InputError
-from iterflow.traces import (ONLINE_VARIANTS, PUBLISHED, ellis_online, evaluate_bell, read_bell_csv,
+from iterflow.model.traces import (ONLINE_VARIANTS, PUBLISHED, ellis_online, evaluate_bell, read_bell_csv,
                              read_ellis_csv, sniff_format)
 
 log = logging.getLogger(__name__)

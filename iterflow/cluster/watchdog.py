@@ -1,6 +1,6 @@
 """Stop an embedded cluster whose driver process died without stopping it.
 
-:class:`~iterflow.cluster.LocalCluster` stops its master and workers on exit, on errors, on
+:class:`~iterflow.cluster.local.LocalCluster` stops its master and workers on exit, on errors, on
 Ctrl-C and on SIGTERM -- but a process killed with SIGKILL (or by the OOM killer) runs no
 cleanup, and its daemons, started in sessions of their own, would run on forever. So a run's
 embedded cluster is guarded by a small watchdog process: it holds the read end of a pipe whose

@@ -18,12 +18,12 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from iterflow.cluster import LocalCluster, load_detached
-from iterflow.driver import IterationDriver, RunResult
+from iterflow.cluster.local import LocalCluster, load_detached
+from iterflow.loop.driver import IterationDriver, RunResult
 from iterflow.errors import InputError
-from iterflow.policy import make_policy
-from iterflow.pointsio import looks_numeric
-from iterflow.session import build_session, stop_session, submitted_conf, under_spark_submit
+from iterflow.policies import make_policy
+from iterflow.inputs.pointsio import looks_numeric
+from iterflow.cluster.session import build_session, stop_session, submitted_conf, under_spark_submit
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class JobSpec:
             raise InputError(f"--stats {self.stats}: is a directory; name a CSV file")
         probe = self.input
         if self.format == "graphalytics":
-            from iterflow.graphio import graphalytics_paths
+            from iterflow.inputs.graphio import graphalytics_paths
 
             probe = graphalytics_paths(self.input)[1]
         if "://" not in probe and not Path(probe).exists():
@@ -173,7 +173,7 @@ def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
         yield running.master_url, running.workers * running.cores_per_worker, \
             f"cluster started by `iterflow cluster start` ({running.master_url})"
         return
-    from iterflow.watchdog import stop_if_orphaned
+    from iterflow.cluster.watchdog import stop_if_orphaned
 
     with LocalCluster(spec.workers, spec.cores_per_worker, spec.memory, spec.cpu_share) as cluster, \
             stop_if_orphaned(cluster):  # stops it even if this process is SIGKILLed
@@ -186,8 +186,8 @@ def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
 def build_program(spec: JobSpec, spark: Any, partitions: int):
     """The IterativeProgram for ``spec`` with its input loaded and validated."""
     from algorithms import KMeans, PageRank, WeaklyConnectedComponents
-    from iterflow.graphio import graphalytics_paths, load_graph, read_properties
-    from iterflow.pointsio import load_points
+    from iterflow.inputs.graphio import graphalytics_paths, load_graph, read_properties
+    from iterflow.inputs.pointsio import load_points
 
     if spec.algorithm == "kmeans":
         points = load_points(spark, spec.input, spec.format or _points_format(spec.input), partitions)
@@ -216,7 +216,7 @@ def _points_format(path: str) -> str:
 def _property(spec: JobSpec, props: dict[str, str], key: str, cast: Callable[[str], Any],
               ok: Callable[[Any], bool], what: str) -> Any:
     """A value of the graph's ``.properties`` file; a bad one is an input error naming the file."""
-    from iterflow.graphio import graphalytics_paths
+    from iterflow.inputs.graphio import graphalytics_paths
 
     raw = props[key]
     try:
@@ -322,8 +322,8 @@ def _executor_policy(spec: JobSpec, max_iterations: int | None, total_executors:
 def warm_start(program_name: str, policy: Any) -> Any:
     """A resource model warm-started from earlier runs of the same program in the MLflow store;
     the adaptive policy inside ``policy`` learns the cost of a rescale from the same runs."""
-    from iterflow.model import ResourceModel
-    from iterflow.tracking import model_history, past_supersteps
+    from iterflow.model.resource import ResourceModel
+    from iterflow.app.tracking import model_history, past_supersteps
 
     try:
         past = past_supersteps(program_name)
@@ -345,7 +345,7 @@ def mlflow_store_lock() -> Iterator[None]:
     a new store would both create its tables, and one would fail ("table ... already exists")."""
     import fcntl
 
-    from iterflow.tracking import tracking_uri
+    from iterflow.app.tracking import tracking_uri
 
     uri = tracking_uri()
     if not uri.startswith("sqlite:///"):
@@ -366,10 +366,10 @@ def run_job(spec: JobSpec, on_superstep: Callable[[dict[str, Any]], None] | None
 
     The run is recorded as ``run_id`` (a new id when ``None``) under ``$ITERFLOW_HOME/runs``,
     with its state saved at every reliable checkpoint; ``resume=True`` continues run ``run_id``
-    from its last saved checkpoint (see :mod:`iterflow.resume`).
+    from its last saved checkpoint (see :mod:`iterflow.faults.resume`).
     """
-    from iterflow.resume import RunStore
-    from iterflow.tracking import RunTracker
+    from iterflow.faults.resume import RunStore
+    from iterflow.app.tracking import RunTracker
 
     spec.validate()
     store = RunStore.reopen(run_id, spec) if resume and run_id else RunStore.create(run_id, spec)

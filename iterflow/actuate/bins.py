@@ -1,4 +1,4 @@
-"""The Spark side of a :class:`~iterflow.partitioning.BinAssignment`: rows land exactly on
+"""The Spark side of a :class:`~iterflow.actuate.partitioning.BinAssignment`: rows land exactly on
 the partition that owns their key's bin.
 
 ``df.repartition(P, key)`` places a row at ``pmod(murmur3(key), P)``: Spark chooses, and a
@@ -15,7 +15,7 @@ Frames laid out this way and joined on ``["pk", key]`` are co-partitioned: with
 ``spark.sql.requireAllClusterKeysForCoPartition=false`` (set by :meth:`BinLayout.enable`)
 Spark's planner sees ``hashpartitioning(pk, P)`` on both sides and moves nothing.
 Moving a bin is a new ``pk`` for its rows -- exactly the rows of the moved bins change
-partition, which is what makes :func:`~iterflow.partitioning.rescale` minimal in bytes too.
+partition, which is what makes :func:`~iterflow.actuate.partitioning.rescale` minimal in bytes too.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from iterflow.partitioning import BinAssignment, bin_column
+from iterflow.actuate.partitioning import BinAssignment, bin_column
 
 PK = "pk"
 DEFAULT_BINS = 4096

@@ -18,7 +18,7 @@ from iterflow.errors import IterflowError
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 POM = PROJECT_ROOT / "jars" / "pom.xml"
 GRAPHFRAMES_ARTIFACT = "io.graphframes:graphframes-spark4_2.13"
 _JAR_RE = re.compile(r"^graphframes-spark(?P<spark>\d)_(?P<scala>2\.1\d)-(?P<version>[0-9][^-]*)\.jar$")
@@ -107,7 +107,7 @@ def available() -> bool:
 
 
 def main() -> int:
-    """``python -m iterflow.jars``: fetch the jars; exit 1 with one message when impossible."""
+    """``python -m iterflow.cluster.jars``: fetch the jars; exit 1 with one message when impossible."""
     try:
         jars = fetch()
     except GraphFramesUnavailable as exc:
