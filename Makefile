@@ -1,12 +1,13 @@
-# iterflow: `make run` runs the main job on an embedded Spark cluster; `make test` runs the tests.
-# Both create .venv and install everything pinned in setup.cfg first.
+# iterflow: `make run` runs the main job on an embedded Spark cluster; `make test` runs the tests
+# (`make test-fast`: only those that need no Spark).
+# Each creates .venv and installs everything pinned in setup.cfg first.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test notebook experiments experiments-full clean
+.PHONY: setup jars run test test-fast notebook experiments experiments-full clean
 
 setup: $(VENV)/.installed jars
 
@@ -31,6 +32,11 @@ run: setup $(DATA)/rmat-16.txt
 
 test: setup
 	$(BIN)/python -m pytest -q tests --durations=25
+
+# Every test that needs no Spark (no cluster, no JVM): the model, policies, loop logic, partition
+# planning, reports, file handling, bad command lines. Under 2 minutes on 2 cores.
+test-fast: setup
+	$(BIN)/python -m pytest -q tests -m "not cluster"
 
 # The analysis notebook on the MLflow store `make run` writes (./mlflow.db), executed with
 # nbclient on the virtualenv's kernel into out/analysis.ipynb; its figures go to out/figures.

@@ -24,13 +24,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from iterflow.loop.records import executor_seconds, records
+
 from common import add_emulation_args, RESULTS, emulated_cluster, rmat
 
 from algorithms import PageRank, WeaklyConnectedComponents
 from iterflow.loop.driver import IterationDriver
 from iterflow.observe.eventlog import executors_at_superstep_start, find_log
 from iterflow.inputs.graphio import load_graph
-from iterflow.model.resource import ResourceModel
 from iterflow.policies import EfficiencyPolicy, StaticPolicy, TargetPolicy
 
 
@@ -40,19 +41,16 @@ def show(r: dict) -> None:
 
 
 def profile(spark, program, executors: int, partitions: int) -> pd.DataFrame:
-    """A static run at ``executors``; its supersteps after the first as model history."""
-    driver = IterationDriver(spark, StaticPolicy(), partitions=partitions)
-    driver.actuator.set_executors(executors)
-    t = driver.run(program).supersteps
-    t = t[t["superstep"] > 1]
-    return pd.DataFrame({"scale_out": t["cores"], "work": t["work"], "seconds": t["wall_seconds"]})
+    """A static run at ``executors``: its table warm-starts the adaptive run (through the loop)."""
+    return IterationDriver(spark, StaticPolicy(), partitions=partitions, start_executors=executors).run(
+        program).supersteps
 
 
 def checked_run(spark, eventlog: Path, label: str, policy, program, start: int, partitions: int,
-                model: ResourceModel) -> pd.DataFrame:
+                past: list[pd.DataFrame]) -> pd.DataFrame:
     sc = spark.sparkContext
-    driver = IterationDriver(spark, policy, partitions=partitions, model=model, on_superstep=show)
-    driver.actuator.set_executors(start)
+    driver = IterationDriver(spark, policy, partitions=partitions, start_executors=start,
+                             past=pd.concat(past, ignore_index=True), on_superstep=lambda rec: show(rec.row()))
     first_job = driver.stats.first_job
     print(f"{label}: start on {start} executors", flush=True)
     t0 = time.perf_counter()
@@ -63,7 +61,7 @@ def checked_run(spark, eventlog: Path, label: str, policy, program, start: int, 
     match = (t["eventlog_executors"] == t["executors"]).all()
     print(f"{label}: {len(t)} supersteps, {time.perf_counter() - t0:.1f}s; executors per superstep "
           f"{t['executors'].tolist()}; event log {t['eventlog_executors'].tolist()} -> "
-          f"{'MATCH' if match else 'MISMATCH'}; executor-seconds {(t['wall_seconds'] * t['executors']).sum():.0f}",
+          f"{'MATCH' if match else 'MISMATCH'}; executor-seconds {sum(executor_seconds(r) for r in records(t)):.0f}",
           flush=True)
     return t
 
@@ -81,18 +79,18 @@ def main() -> int:
     with emulated_cluster(args.workers, args.cpu_share, partitions=p, eventlog=eventlog) as (cluster, spark):
         g = load_graph(spark, str(data), "edgelist", partitions=p)
         pr_prof = [profile(spark, PageRank(g, max_iterations=3), e, p) for e in (1, args.workers)]
-        t1, tmax = (float(t["seconds"].median()) for t in pr_prof)
+        t1, tmax = (float(t[t["superstep"] > 1]["wall_seconds"].median()) for t in pr_prof)
         target = args.supersteps * (t1 + tmax) / 2
         print(f"profiling: {t1:.2f}s per superstep on 1 executor, {tmax:.2f}s on {args.workers} -> target "
               f"{target:.0f}s for {args.supersteps} supersteps", flush=True)
         tables.append(checked_run(spark, eventlog, "pagerank/target", TargetPolicy(
             target, max_executors=args.workers, max_iterations=args.supersteps, start_executors=1),
-            PageRank(g, max_iterations=args.supersteps), 1, p, ResourceModel.from_history(pd.concat(pr_prof))))
+            PageRank(g, max_iterations=args.supersteps), 1, p, pr_prof))
         tables[-1]["target_seconds"] = target
         wcc_prof = [profile(spark, WeaklyConnectedComponents(g), e, p) for e in (1, args.workers)]
         tables.append(checked_run(spark, eventlog, "wcc/efficiency", EfficiencyPolicy(
             max_executors=args.workers, start_executors=args.workers),
-            WeaklyConnectedComponents(g), args.workers, p, ResourceModel.from_history(pd.concat(wcc_prof))))
+            WeaklyConnectedComponents(g), args.workers, p, wcc_prof))
     out = pd.concat(tables, ignore_index=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     out.to_csv(args.out, index=False)

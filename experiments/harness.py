@@ -30,6 +30,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
+from iterflow.loop.records import executor_seconds, records
+
 from common import RESULTS, emulated_cluster, points, rmat
 
 from iterflow.loop.driver import IterationDriver
@@ -155,10 +157,7 @@ class Run:
 def _spans(t: pd.DataFrame, starts: dict[int, float], ends: dict[int, float]) -> pd.DataFrame:
     t = t.copy()
     t["span_seconds"] = [ends[int(i)] - starts[int(i)] for i in t["superstep"]]
-    after = t["executors_active"] if "executors_active" in t else t["executors"]
-    after = after.fillna(t["executors"])
-    busy = t["wall_seconds"] + t["barrier_seconds"]
-    t["executor_seconds"] = t["executors"] * busy + after * (t["span_seconds"] - busy).clip(lower=0)
+    t["executor_seconds"] = [executor_seconds(r, span) for r, span in zip(records(t), t["span_seconds"])]
     return t
 
 
@@ -169,15 +168,14 @@ def show(r: dict[str, Any]) -> None:
 
 def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
                 labels: dict[str, Any], start: int | None, params: dict[str, Any] | None = None,
-                verbose: bool = True, model: Any = None) -> Run:
+                verbose: bool = True, past: Sequence[pd.DataFrame] = ()) -> Run:
     """Run ``program`` under ``policy`` from ``start`` executors (``None``: leave them, as for
-    Spark's dynamic allocation), timed per superstep and logged to MLflow; see the module doc."""
-    driver = IterationDriver(spark, policy, partitions=args.partitions, model=model)
+    Spark's dynamic allocation), timed per superstep and logged to MLflow; see the module doc.
+    ``past``: earlier runs' tables, which warm-start the model and the policy's rescale price
+    through the loop, as ``iterflow run`` does from its MLflow store."""
+    driver = IterationDriver(spark, policy, partitions=args.partitions, start_executors=start,
+                             past=pd.concat(list(past), ignore_index=True) if past else ())
     first_job = driver.stats.first_job
-    if start is not None:
-        act = driver.actuator.set_executors(start)
-        if act.note:
-            print(f"    warning: {act.note}", flush=True)
     starts: dict[int, float] = {}
     ends: dict[int, float] = {}
     step = program.step
@@ -192,11 +190,11 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
                           "quick": args.quick}, experiment=args.mlflow_experiment,
                          run_name="/".join(str(v) for v in labels.values()))
 
-    def on_superstep(r: dict[str, Any]) -> None:
-        ends[int(r["superstep"])] = time.perf_counter()
-        tracker.log_superstep(r)
+    def on_superstep(record: Any) -> None:
+        ends[record.superstep] = time.perf_counter()
+        tracker.log_superstep(record)
         if verbose:
-            show(r)
+            show(record.row())
 
     driver.on_superstep = on_superstep
     label = ", ".join(f"{k}={v}" for k, v in labels.items())
@@ -230,10 +228,11 @@ class Collector:
         self.tables: list[pd.DataFrame] = []
 
     def run(self, spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
-            labels: dict[str, Any], start: int | None, verbose: bool = True, model: Any = None, **row: Any) -> Run:
+            labels: dict[str, Any], start: int | None, verbose: bool = True,
+            past: Sequence[pd.DataFrame] = (), **row: Any) -> Run:
         """:func:`tracked_run`, then free the program's inputs and keep the run's figures."""
         run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose,
-                          model=model)
+                          past=past)
         program.release()  # its own cached inputs; the shared graph or points stay
         self.add(run, **row)
         return run
@@ -246,26 +245,6 @@ class Collector:
         df = pd.DataFrame(self.rows)
         df["cluster_note"] = note
         return df
-
-
-def warm_model(tables: Sequence[pd.DataFrame]) -> Any:
-    """A resource model warm-started from earlier runs' supersteps (2..), as the driver feeds it
-    (cores, work, wall seconds) -- what ``iterflow run`` does from the MLflow history."""
-    from iterflow.model.resource import ResourceModel
-    from iterflow.app.tracking import model_history
-
-    return ResourceModel.from_history(model_history(pd.concat(list(tables), ignore_index=True)))
-
-
-def learned(policy: Any, tables: Sequence[pd.DataFrame]) -> Any:
-    """``policy`` with the rescale cost learned from earlier runs' tables (as ``iterflow run``
-    learns it from its MLflow store); returned for chaining."""
-    if tables and hasattr(policy, "learn_rescales"):
-        n = policy.learn_rescales(pd.concat(list(tables), ignore_index=True))
-        if n:
-            print(f"    {policy.name}: first rescale priced at {policy.rescale_cost([])[0]:.1f}s "
-                  f"(median of {n} earlier rescales)", flush=True)
-    return policy
 
 
 RUN_METRICS = {"runtime": "runtime s (ss 2..)", "executor_seconds": "executor-s (ss 2..)",
@@ -374,8 +353,8 @@ def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace) -> 
     the executors' JIT warm-up alone (executors started later by a scale-out are cold anyway)."""
     from iterflow.policies import StaticPolicy
 
-    driver = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False)
-    driver.actuator.set_executors(args.workers)
+    driver = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False,
+                             start_executors=args.workers)
     t0 = time.perf_counter()
     driver.run(program)
     program.release()

@@ -22,17 +22,19 @@ from algorithms import PageRank
 from iterflow.loop.driver import IterationDriver
 from iterflow.inputs.graphio import load_graph
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies import PolicyBase
 
 
-class ScheduledExecutors:
+class ScheduledExecutors(PolicyBase):
     """A hand schedule: executors for superstep i+1 decided at barrier i."""
 
     name = "scheduled"
 
     def __init__(self, schedule: list[int]) -> None:
+        super().__init__()
         self.schedule = schedule
 
-    def decide(self, history, model=None) -> Reconfiguration:
+    def decide(self, history, model=None, *, layout=None, plan=None) -> Reconfiguration:
         nxt = len(history)  # index of the next superstep in the schedule
         if nxt >= len(self.schedule):
             return Reconfiguration.none("schedule exhausted")
@@ -51,7 +53,7 @@ def main() -> int:
     t0 = time.time()
     with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions) as (cluster, spark):
         driver = IterationDriver(spark, ScheduledExecutors(schedule), partitions=args.partitions,
-                                 on_superstep=lambda r: print(
+                                 on_superstep=lambda rec: (r := rec.row()) and print(
                                      f"superstep {r['superstep']:>2}: {r['wall_seconds']:.2f}s on "
                                      f"{r['executors']} executors, predicted {r['predicted_seconds']:.2f}s",
                                      flush=True))

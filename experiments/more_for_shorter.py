@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 import time
 
-from harness import (RUN_METRICS, Collector, cluster, learned, load_jobs, paired, parse_args, report, summarize,
+from harness import (RUN_METRICS, Collector, cluster, load_jobs, paired, parse_args, report, summarize,
                      warm_up)
 
 from iterflow.policies import FastestPolicy, StaticPolicy
@@ -48,11 +48,11 @@ def main() -> int:
             warm_up(spark, make(1), args)
             for rep in range(args.reps):
                 for policy_name in (f"static-{base}", "fastest"):
-                    policy = (StaticPolicy() if policy_name.startswith("static") else
-                              learned(FastestPolicy(base, max_executors=args.workers, start_executors=base,
-                                                    max_iterations=n_steps),
-                                      [t for t in runs.tables if (t["job"] == job).all()]))
+                    fastest = not policy_name.startswith("static")
+                    policy = (FastestPolicy(base, max_executors=args.workers, start_executors=base,
+                                            max_iterations=n_steps) if fastest else StaticPolicy())
                     runs.run(spark, policy, make(), args=args, start=base,
+                             past=[t for t in runs.tables if (t["job"] == job).all()] if fastest else [],
                              labels={"experiment": NAME, "job": job, "policy": policy_name, "rep": rep})
     df = runs.frame(note)
     summary = summarize(df, NAME, ["job", "policy"], RUN_METRICS)

@@ -33,18 +33,20 @@ from iterflow.actuate.partitioning import hash_assignment
 from iterflow.policies import Rebalancing
 from iterflow.policies import StaticPolicy
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies import PolicyBase
 
 
-class HashRescale:
+class HashRescale(PolicyBase):
     """Hash partitioning's rescale: ``bin % P`` at barrier 1, ``bin % P'`` with 3 executors at 3."""
 
     name = "hash-rescale"
 
     def __init__(self, n_bins: int, p0: int, p1: int) -> None:
+        super().__init__()
         self.n_bins, self.p0, self.p1 = n_bins, p0, p1
 
-    def decide(self, history, model=None):
-        i = history[-1]["superstep"]
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        i = history[-1].superstep
         if i == 1:
             return Reconfiguration("hash layout", bin_assignment=hash_assignment(self.n_bins, self.p0))
         if i == 3:
@@ -82,7 +84,7 @@ def movement_runs(spark, g, driver_factory, reps: int) -> pd.DataFrame:
     for rep in range(reps):
         for mode in ("minimal", "hash"):
             driver = driver_factory()
-            driver.actuator.set_executors(2)
+            driver.start_executors = 2
             prog = PageRank(g, max_iterations=5)
             p0 = driver.partitions
             policy = HashRescale(prog.n_bins, p0, p0 * 3 // 2) if mode == "hash" else _ScaleAt3()
@@ -104,11 +106,11 @@ def movement_runs(spark, g, driver_factory, reps: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-class _ScaleAt3:
+class _ScaleAt3(PolicyBase):
     name = "scale-at-3"
 
-    def decide(self, history, model=None):
-        if history[-1]["superstep"] == 3:
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        if history[-1].superstep == 3:
             return Reconfiguration("scale out to 3 (partitions follow the cores)", executors=3)
         return Reconfiguration.none("keep")
 

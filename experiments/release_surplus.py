@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 
 from common import rmat
-from harness import RUN_METRICS, Collector, cluster, paired, parse_args, report, summarize, warm_model, warm_up
+from harness import RUN_METRICS, Collector, cluster, paired, parse_args, report, summarize, warm_up
 
 from algorithms import WeaklyConnectedComponents
 from iterflow.inputs.graphio import load_graph
@@ -66,9 +66,9 @@ def main() -> int:
                 policy = (StaticPolicy() if name == "static-max" else
                           EfficiencyPolicy(max_executors=args.workers, start_executors=args.workers,
                                            threshold=args.threshold, slowdown_bound=args.bound))
-                model = None if args.cold or name == "static-max" else warm_model(profile.tables + runs.tables)
+                past = [] if args.cold or name == "static-max" else profile.tables + runs.tables
                 run = runs.run(spark, policy, WeaklyConnectedComponents(g), args=args, start=args.workers,
-                               model=model, labels={"experiment": NAME, "job": "wcc", "policy": name, "rep": rep})
+                               past=past, labels={"experiment": NAME, "job": "wcc", "policy": name, "rep": rep})
                 runs.rows[-1]["active_path"] = "-".join(str(int(w)) for w in run.table["work"])
     df = runs.frame(note)
     summary = summarize(df, NAME, ["job", "policy"], {**RUN_METRICS, "supersteps": "supersteps"})

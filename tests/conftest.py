@@ -40,6 +40,19 @@ def spark_jvm_pids() -> set[int]:
     return live
 
 
+SPARK_FIXTURES = {"spark", "cluster", "cli_env"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that takes a Spark fixture must carry the ``cluster`` mark, so that
+    ``-m "not cluster"`` (``make test-fast``) never starts Spark. (Tests that start Spark in a
+    subprocess of their own are marked by hand.)"""
+    unmarked = [item.nodeid for item in items
+                if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("cluster") is None]
+    if unmarked:
+        raise pytest.UsageError("tests that use a Spark fixture without @pytest.mark.cluster: " + ", ".join(unmarked))
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     key, value = SESSION_MARK.split("=")
     os.environ[key] = value

@@ -28,7 +28,8 @@ from iterflow.app import cli
 from iterflow.errors import InputError
 from tests.conftest import APP_CORES, GRAPHALYTICS, run_cli
 
-pytestmark = pytest.mark.cluster
+# Tests that load files on the session's Spark or run the CLI are marked ``cluster`` one by
+# one; the bad command lines (in-process, cluster step a tripwire) need no Spark.
 
 _CHECKS = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
 FAST = settings(deadline=None, max_examples=60, suppress_health_check=_CHECKS)  # no Spark
@@ -202,6 +203,7 @@ GOOD_LINE = st.one_of(
 )
 
 
+@pytest.mark.cluster
 @SPARK
 @given(before=st.lists(GOOD_LINE, max_size=6), bad=BAD_LINE, after=st.lists(GOOD_LINE, max_size=3),
        newline=st.sampled_from(["\n", "\r\n"]))
@@ -215,6 +217,7 @@ def test_malformed_edge_line_is_named_with_its_number(spark, inputs, before, bad
     assert_input_error(err, str(path), f"line {len(before) + 1}:", "integer vertex ids")
 
 
+@pytest.mark.cluster
 @settings(SPARK, max_examples=8)
 @given(junk=st.binary(min_size=1, max_size=300))
 def test_binary_junk_is_an_input_error_or_a_graph(spark, inputs, junk):
@@ -228,6 +231,7 @@ def test_binary_junk_is_an_input_error_or_a_graph(spark, inputs, junk):
         assert str(path) in str(exc) and "\n" not in str(exc)
 
 
+@pytest.mark.cluster
 @settings(SPARK, max_examples=5)
 @given(edges=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=25),
        directed=st.booleans())
@@ -249,6 +253,7 @@ EMPTY = [("edges", c, "empty") for c in ["", "\n\n", "# only a comment\n", "   \
         [("points", c, "no points") for c in ["", "\n", "f0,f1\n", "f0,f1\n\n\n"]]
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("kind,content,says", EMPTY)
 def test_empty_files_say_so(spark, inputs, kind, content, says):
     from iterflow.inputs.graphio import load_graph
@@ -285,6 +290,7 @@ GRAPHALYTICS_CASES = {
 }
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("case", sorted(GRAPHALYTICS_CASES))
 def test_malformed_graphalytics_files_are_named(spark, inputs, case):
     from iterflow.app.runner import JobSpec, build_program
@@ -298,6 +304,7 @@ def test_malformed_graphalytics_files_are_named(spark, inputs, case):
     assert_input_error(err, str(base) + suffix, *needles)
 
 
+@pytest.mark.cluster
 def test_missing_vertex_file_is_named(spark, inputs):
     from iterflow.inputs.graphio import load_graph
 
@@ -338,6 +345,7 @@ def bad_csv(draw: st.DrawFn) -> tuple[str, int, str]:
     return "\n".join(lines + [bad] + after) + "\n", len(lines) + 1, says
 
 
+@pytest.mark.cluster
 @SPARK
 @given(case=bad_csv())
 def test_malformed_point_row_is_named_with_its_number(spark, inputs, case):
@@ -362,6 +370,7 @@ PARQUET_CASES = {
 }
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("case", sorted(PARQUET_CASES))
 def test_malformed_parquet_points_are_named(spark, inputs, case):
     from iterflow.inputs.pointsio import load_points
@@ -390,6 +399,7 @@ def assert_clean_cli_failure(r, out: Path, *needles: str) -> None:
     assert not out.exists()
 
 
+@pytest.mark.cluster
 @settings(CLI, max_examples=6)
 @given(case=bad_number())
 def test_bad_numbers_through_the_real_cli(cli_env, inputs, case):
@@ -399,6 +409,7 @@ def test_bad_numbers_through_the_real_cli(cli_env, inputs, case):
     assert_clean_cli_failure(run_cli(args, cli_env, timeout=120), out, option)
 
 
+@pytest.mark.cluster
 @settings(CLI, max_examples=2)
 @given(before=st.lists(GOOD_LINE, max_size=3), bad=BAD_LINE, algorithm=st.sampled_from(["pagerank", "wcc"]))
 def test_malformed_edge_file_through_the_real_cli(cluster, cli_env, inputs, before, bad, algorithm):
@@ -409,6 +420,7 @@ def test_malformed_edge_file_through_the_real_cli(cluster, cli_env, inputs, befo
     assert_clean_cli_failure(r, out, str(path), f"line {len(before) + 1}")
 
 
+@pytest.mark.cluster
 def test_malformed_points_through_the_real_cli(cluster, cli_env, inputs):
     path, out = fresh(inputs, "points.csv"), fresh(inputs, "out")
     path.write_text("f0,f1\n1,2\n3\n")
@@ -417,6 +429,7 @@ def test_malformed_points_through_the_real_cli(cluster, cli_env, inputs):
     assert_clean_cli_failure(r, out, str(path), "line 3", "expected 2 columns")
 
 
+@pytest.mark.cluster
 def test_graphalytics_reference_still_loads(spark):
     """The fixes above refuse nothing that is valid: the Graphalytics example loads as before."""
     from iterflow.inputs.graphio import load_graph

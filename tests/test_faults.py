@@ -22,10 +22,11 @@ import pandas as pd
 import pytest
 
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies import PolicyBase
 from iterflow.observe.sparkinfo import executor_snapshot
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.cluster
+# Every test here needs the cluster (marked one by one) except the pure logic at the end.
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -135,6 +136,7 @@ def graph_file(tmp_path_factory):
     return write_rmat(tmp_path_factory.mktemp("faults") / "g.txt", scale=10, edges=10_000, seed=5)
 
 
+@pytest.mark.cluster
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("algorithm", ["pagerank", "wcc", "kmeans"])
 def test_executor_killed_mid_superstep(spark, graph_file, tmp_path, algorithm):
@@ -197,7 +199,7 @@ def test_executor_killed_mid_superstep(spark, graph_file, tmp_path, algorithm):
 
 
 # -- 4. a scale-out that cannot get executors ---------------------------------------------------
-class UpThenDown:
+class UpThenDown(PolicyBase):
     """Ask for 3 executors at barrier 1 -- the app is capped at 2 cores (spark.cores.max), so the
     master gives it none: to the application, a full cluster -- then scale in to 1 at barrier 2
     (an executor the driver removes is not a lost one)."""
@@ -205,12 +207,13 @@ class UpThenDown:
     name = "up-then-down"
     plan = {1: 3, 2: 1}
 
-    def decide(self, history, model=None):
-        want = self.plan.get(history[-1]["superstep"])
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        want = self.plan.get(history[-1].superstep)
         return Reconfiguration(reason=f"test: want {want} executors", executors=want) if want else \
             Reconfiguration.none("test: keep")
 
 
+@pytest.mark.cluster
 @pytest.mark.timeout(900)
 def test_scale_out_on_a_full_cluster_continues_at_current_size(spark, graph_file):
     from algorithms import PageRank
@@ -304,6 +307,7 @@ class CliRun:
 
 
 # -- 2. a worker lost ---------------------------------------------------------------------------
+@pytest.mark.cluster
 @pytest.mark.timeout(900)
 def test_worker_lost_run_completes_and_policy_sees_fewer_executors(cli_env, graph_file, pagerank_reference,
                                                                      tmp_path):
@@ -343,6 +347,7 @@ def test_worker_lost_run_completes_and_policy_sees_fewer_executors(cli_env, grap
 
 
 # -- 3. the driver killed, then resumed -----------------------------------------------------------
+@pytest.mark.cluster
 @pytest.mark.timeout(900)
 def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, graph_file, pagerank_reference,
                                                                    tmp_path, monkeypatch):
@@ -374,7 +379,7 @@ def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, grap
     # a mismatching result option is refused (an input error: exit 2), before any cluster starts
     from iterflow.errors import InputError
     from iterflow.faults.resume import RunStore
-    from iterflow.app.runner import JobSpec
+    from iterflow.app.spec import JobSpec
 
     monkeypatch.setenv("ITERFLOW_HOME", env["ITERFLOW_HOME"])
     with pytest.raises(InputError, match="--iterations is 9 but the run was started with 6"):
@@ -400,6 +405,7 @@ def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, grap
 
 
 # -- 5. two runs at once on one machine -----------------------------------------------------------
+@pytest.mark.cluster
 @pytest.mark.timeout(900)
 def test_two_runs_at_once_share_home_and_mlflow_store(spark, cli_env, graph_file, pagerank_reference, tmp_path):
     home = tmp_path / "home"
@@ -440,6 +446,7 @@ class DriverDied(Exception):
     """Stands in for the driver's death after a superstep (the process-level kill is test 3)."""
 
 
+@pytest.mark.cluster
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("algorithm", ["wcc", "kmeans"])
 def test_resume_restores_saved_state_and_table(spark, graph_file, tmp_path, monkeypatch, algorithm):
@@ -449,7 +456,7 @@ def test_resume_restores_saved_state_and_table(spark, graph_file, tmp_path, monk
     from iterflow.inputs.graphio import load_graph
     from iterflow.inputs.pointsio import load_points
     from iterflow.faults.resume import RunStore
-    from iterflow.app.runner import JobSpec
+    from iterflow.app.spec import JobSpec
 
     monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path / "home"))
     if algorithm == "kmeans":
@@ -468,7 +475,7 @@ def test_resume_restores_saved_state_and_table(spark, graph_file, tmp_path, monk
     store = RunStore.create(None, spec)
 
     def die_after_3(record):
-        if record["superstep"] == 3:
+        if record.superstep == 3:
             raise DriverDied
 
     with pytest.raises(DriverDied):

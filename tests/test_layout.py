@@ -15,6 +15,7 @@ from iterflow.actuate.partitioning import BinAssignment, bin_column
 from iterflow.policies import LogicSwitch
 from iterflow.policies import StaticPolicy
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies import PolicyBase
 from tests.test_algorithms import scipy_pagerank
 
 pytestmark = pytest.mark.cluster
@@ -46,18 +47,18 @@ def test_rows_land_on_the_partition_that_owns_their_bin(spark):
     assert len(got) == 20_000
 
 
-class MoveBins:
+class MoveBins(PolicyBase):
     """Barrier 2: a random bin assignment (most bins move); barrier 4: 6 partitions."""
 
     name = "move-bins"
 
-    def decide(self, history, model=None):
+    def decide(self, history, model=None, *, layout=None, plan=None):
         last = history[-1]
-        if last["superstep"] == 2:
-            a = last["_assignment"]
+        if last.superstep == 2:
+            a = layout.assignment
             owner = np.random.default_rng(1).integers(0, a.n_partitions, size=a.n_bins)
             return Reconfiguration(reason="test: shuffle bins", bin_assignment=BinAssignment(a.n_bins, a.n_partitions, owner))
-        if last["superstep"] == 4:
+        if last.superstep == 4:
             return Reconfiguration(reason="test: 6 partitions", partitions=6)
         return Reconfiguration.none("test: keep")
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iterflow.actuate.partitioning import BinAssignment, imbalance
+from iterflow.actuate.partitioning import BinAssignment
+from iterflow.actuate.rebalance import imbalance
 from iterflow.policies import LogicSwitch, Rebalancing
 from iterflow.policies import StaticPolicy
 from iterflow.loop.reconfig import Reconfiguration
+from fakes import H
 
 
 class ScaleAt:
@@ -18,8 +20,8 @@ class ScaleAt:
     def __init__(self, at: int, executors: int) -> None:
         self.at, self.executors = at, executors
 
-    def decide(self, history, model=None):
-        if history[-1]["superstep"] == self.at:
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        if history[-1].superstep == self.at:
             return Reconfiguration(reason="scale", executors=self.executors)
         return Reconfiguration.none("keep")
 
@@ -38,7 +40,7 @@ def run(policy, assignment: BinAssignment, load: np.ndarray, supersteps: int, **
     history, decisions = [], []
     for i in range(1, supersteps + 1):
         history.append(row(i, assignment, load, **kw))
-        r = policy.decide(history)
+        r = policy.decide(**H(history))
         decisions.append(r)
         if r.bin_assignment is not None:
             assignment = r.bin_assignment
@@ -84,10 +86,10 @@ def test_rescale_takes_precedence_over_a_plan():
     start = BinAssignment.uniform(256, 4)
     pol = Rebalancing(ScaleAt(at=2, executors=4), patience=1, max_moves=1)
     history = [row(1, start, skewed_load())]
-    first = pol.decide(history)
+    first = pol.decide(**H(history))
     assert first.bin_assignment is not None and pol.plan is not None
     history.append(row(2, first.bin_assignment, skewed_load()))
-    second = pol.decide(history)
+    second = pol.decide(**H(history))
     assert second.executors == 4 and second.bin_assignment is None and pol.plan is None
 
 
@@ -101,14 +103,14 @@ def test_logic_switch_fires_once_when_the_delta_settles():
     history, variants = [], []
     for i, delta in enumerate([0.5, 0.1, 0.01, 5e-4, 1e-4, 1e-5], start=1):
         history.append({"superstep": i, "executors": 2, "delta": delta})
-        variants.append(pol.decide(history).step_variant)
+        variants.append(pol.decide(**H(history)).step_variant)
     assert variants == [None, None, None, "delta", None, None]
     assert pol.switched_at == 4
 
 
 def test_logic_switch_ignores_a_missing_delta():
     pol = LogicSwitch(StaticPolicy())
-    assert pol.decide([{"superstep": 1, "executors": 2, "delta": None}]).step_variant is None
+    assert pol.decide(**H([{"superstep": 1, "executors": 2, "delta": None}])).step_variant is None
     with pytest.raises(ValueError):
         LogicSwitch(StaticPolicy(), below=0)
 
@@ -116,12 +118,12 @@ def test_logic_switch_ignores_a_missing_delta():
 def test_cli_options_wrap_the_executor_policy():
     """``--rebalance`` and ``--switch-to-delta`` wrap whatever ``--policy`` names, and the
     wrapped policy still hands its Spark settings (dynamic allocation's) to the session."""
-    from iterflow.app.runner import JobSpec, policy_for
+    from iterflow.app.spec import JobSpec, policy_for
 
     spec = JobSpec("pagerank", "g.txt", "out", policy="dynamic-allocation", rebalance=1.3, switch_to_delta=1e-3)
-    p = policy_for(spec, 10, 4)
+    p = policy_for(spec, 4)
     assert isinstance(p, LogicSwitch) and isinstance(p.inner, Rebalancing)
     assert p.below == 1e-3 and p.inner.detector.threshold == 1.3 and p.inner.target < 1.3
     assert p.spark_conf()["spark.dynamicAllocation.enabled"] == "true"
-    plain = policy_for(JobSpec("pagerank", "g.txt", "out"), 10, 4)
+    plain = policy_for(JobSpec("pagerank", "g.txt", "out"), 4)
     assert not isinstance(plain, (LogicSwitch, Rebalancing))

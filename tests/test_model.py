@@ -212,11 +212,17 @@ def test_ellis_online_error_per_application() -> None:
     for path in sorted(ELLIS_DIR.glob("ellis-*.csv")):
         apps.update(ellis_online(read_ellis_csv(path)))
     assert set(apps) == {"KMeans", "LogisticRegression"}
+    assert {app: res["n_scored"] for app, res in apps.items()} == {"KMeans": 448, "LogisticRegression": 1170}
     for app, res in apps.items():
-        assert res["n_scored"] > 100 and res["n_runs"] == 65
+        assert res["n_runs"] == 65
         for variant in ("last", "run", "history", "iterflow"):
             assert math.isfinite(res["mape"][variant]) and math.isfinite(res["mdape"][variant])
-        assert res["mape"]["iterflow"] < 1.0
+        # the model beats the scale-out-blind reference (the previous iteration's time)
+        assert res["mape"]["iterflow"] < res["mape"]["last"], (app, res["mape"])
+    # The README's figures (k-means 15.0 %, logistic regression 5.3 %). Measured on these traces:
+    # k-means 15.12 %, logistic regression 5.28 %; bounds are those plus about 1 and 0.7 points.
+    assert apps["KMeans"]["mape"]["iterflow"] <= 0.16, apps["KMeans"]["mape"]
+    assert apps["LogisticRegression"]["mape"]["iterflow"] <= 0.06, apps["LogisticRegression"]["mape"]
 
 
 # ----------------------------------------------------------------------------- bad input + CLI

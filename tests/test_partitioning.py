@@ -10,22 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from iterflow.actuate.partitioning import (
-    BinAssignment,
-    HotspotDetector,
-    MigrationPlan,
-    bin_column,
-    bin_of,
-    hash_assignment,
-    hub_bins,
-    imbalance,
-    moved_bins,
-    moved_fraction,
-    moved_load,
-    plan_rebalance,
-    rescale,
-    salt_factor,
-)
+from iterflow.actuate.partitioning import BinAssignment, bin_column, bin_of, hash_assignment, moved_bins, moved_fraction, moved_load, rescale
+from iterflow.actuate.rebalance import HotspotDetector, MigrationPlan, hub_bins, imbalance, plan_rebalance, salt_factor
 
 B = 4096
 PAIRS = [(p, q) for p, q in itertools.product(range(1, 17), repeat=2) if p != q]

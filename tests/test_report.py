@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 
 from iterflow.app.cli import main
-from iterflow.app.progress import Progress, remaining_supersteps, run_limits, superstep_seconds, supersteps_to_converge
+from iterflow.app.progress import Progress, superstep_seconds
+from iterflow.loop.plan import RunPlan
+from iterflow.loop.records import Decided, SuperstepRecord
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -44,7 +46,7 @@ def log_run(table: pd.DataFrame | None, params: dict | None = None) -> str:
         tracker.finish(pd.DataFrame(), status="FAILED")
         return tracker.run_id
     for rec in table.to_dict("records"):
-        tracker.log_superstep(rec)
+        tracker.log_superstep(SuperstepRecord.from_row(rec))
     tracker.finish(table)
     return tracker.run_id
 
@@ -60,7 +62,7 @@ def test_report_writes_figures_and_an_html_page_that_links_them(store, tmp_path,
         assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 5000
     text = page.read_text()
     for needle in ('src="timeline.png"', 'src="predicted.png"', 'src="skew.png"', run_id,
-                   "executor-seconds", "<td>10</td>",  # 4*1 + 2*1 + 1*2 + 1*2
+                   "executor-seconds", "<td>10.8</td>",  # 1*4.1 + 1*2.1 + 2*1.2 + 2*1.1 (wall + barrier)
                    "<td>8</td>", "efficiency", "scale out 1 -&gt; 2 &lt;b&gt;"):
         assert needle in text, needle
     assert sorted(p.name for p in out.iterdir()) == ["predicted.png", "report.html", "skew.png", "timeline.png"]
@@ -111,7 +113,8 @@ def test_summary_and_rebalancing_from_the_table():
 
     t = full_table()
     s = summarize(t)
-    assert s["supersteps"] == 4 and s["total_seconds"] == 8.0 and s["executor_seconds"] == 10.0
+    # executors x (wall + barrier) summed (the one formula, records.executor_seconds): 4.1 + 2.1 + 2.4 + 2.2
+    assert s["supersteps"] == 4 and s["total_seconds"] == 8.0 and s["executor_seconds"] == pytest.approx(10.8)
     assert math.isclose(s["prediction_error"], np.mean([0.25, 0.2, 0.1]))
     assert rebalance_supersteps(t) == []
     t.loc[1, "partitions"] = 8
@@ -127,87 +130,71 @@ def test_summary_and_rebalancing_from_the_table():
     assert rebalance_supersteps(pd.DataFrame()) == []
 
 
-# -- the progress line's estimate -----------------------------------------------------------
+# -- the progress line's estimate: the run's horizon (RunPlan), the rule the policies use ---------
+
+def horizon(superstep: int, max_iterations, tol, deltas=()):
+    return RunPlan(max_iterations, tol).remaining(superstep, list(enumerate(deltas, start=1))).left
+
 
 def test_fixed_iterations_leave_a_known_count():
-    assert remaining_supersteps(3, 10, None) == 7
-    assert remaining_supersteps(10, 10, None) == 0
-    assert remaining_supersteps(3, None, None) is None
+    assert horizon(3, 10, None) == 7
+    assert horizon(10, 10, None) == 0
+    assert horizon(3, None, None) is None
 
 
 def test_convergence_follows_the_geometric_rate_of_the_delta():
-    assert supersteps_to_converge([1.0, 0.1, 0.01], 1e-5) == 3
-    assert supersteps_to_converge([1e3, 10.0, 1.0, 0.1, 0.01, 0.001], 1e-5) == 2  # the last 5 set the rate
-    assert supersteps_to_converge([1e-6], 1e-5) == 0
-    assert supersteps_to_converge([1.0, 0.1], 1e-5) is None  # two deltas: no trend yet
-    assert supersteps_to_converge([0.1, 0.2, 0.3], 1e-5) is None  # not shrinking
-    assert supersteps_to_converge([0.1, 0.01, None], 1e-5) is None
-    assert supersteps_to_converge([0.4, 0.2, 0.1], 0.0) is None  # never reaches 0
-    assert supersteps_to_converge([100, 50, 25], 0.0) == 6  # a count: until below 1
-    assert remaining_supersteps(3, 100, 1e-5, [1.0, 0.1, 0.01]) == 3
-    assert remaining_supersteps(3, 4, 1e-5, [1.0, 0.1, 0.01]) == 1  # capped by max_iterations
-    assert remaining_supersteps(3, 100, 1e-5, [0.1, 0.2, 0.3]) is None
+    assert horizon(3, None, 1e-5, [1.0, 0.1, 0.01]) == 3
+    assert horizon(6, None, 1e-5, [1e3, 10.0, 1.0, 0.1, 0.01, 0.001]) == 2  # the last 5 set the rate
+    assert horizon(1, None, 1e-5, [1e-6]) == 0
+    assert horizon(2, None, 1e-5, [1.0, 0.1]) is None  # two deltas: no trend yet
+    assert horizon(3, None, 1e-5, [0.1, 0.2, 0.3]) is None  # not shrinking
+    assert horizon(3, None, 1e-5, [0.1, 0.01, None]) is None
+    assert horizon(3, None, 0.0, [0.4, 0.2, 0.1]) is None  # never reaches 0
+    assert horizon(3, None, 0.0, [100, 50, 25]) == 6  # a count: until below 1
+    assert horizon(3, 100, 1e-5, [1.0, 0.1, 0.01]) == 3
+    assert horizon(3, 4, 1e-5, [1.0, 0.1, 0.01]) == 1  # capped by max_iterations
+    assert horizon(3, 100, 1e-5, [0.1, 0.2, 0.3]) is None
+
+
+def rec(**row) -> SuperstepRecord:
+    return SuperstepRecord.from_row({"wall_seconds": 1.0, "executors": 1, "cores": 1, **row})
 
 
 def test_seconds_per_superstep_prefers_the_model():
-    assert superstep_seconds({"next_predicted_seconds": 2.0, "predicted_seconds": 3.0}, [9.0]) == 2.0
-    assert superstep_seconds({"predicted_seconds": 3.0}, [9.0]) == 3.0
-    assert superstep_seconds({"predicted_seconds": float("nan")}, [9.0, 2.0, 4.0]) == 3.0  # superstep 1 left out
-    assert superstep_seconds({}, [9.0]) == 9.0
-    assert superstep_seconds({}, []) is None
+    assert superstep_seconds(rec(next_predicted_seconds=2.0, predicted_seconds=3.0), [9.0]) == 2.0
+    assert superstep_seconds(rec(predicted_seconds=3.0), [9.0]) == 3.0
+    assert superstep_seconds(rec(predicted_seconds=float("nan")), [9.0, 2.0, 4.0]) == 3.0  # superstep 1 left out
+    assert superstep_seconds(rec(), [9.0]) == 9.0
+    assert superstep_seconds(rec(), []) is None
+
+
+def progress_run(plan: RunPlan, rows: list[dict]) -> list[str]:
+    """Progress lines for hand-made rows, with the horizon the loop records for each."""
+    p, seen, lines = Progress(), [], []
+    p.use(plan)
+    for row in rows:
+        seen.append(rec(**row))
+        h = plan.horizon(seen)
+        left = 0 if row.get("reason") == "converged" else h.left
+        lines.append(p.line(seen[-1].with_(decided=Decided(row.get("decision", "same"), row.get("reason", ""),
+                                                            0.0, left, h.estimated))))
+    return lines
 
 
 def test_progress_line():
-    p = Progress(max_iterations=10, tol=None)
-    line = p.line({"superstep": 1, "wall_seconds": 4.0, "executors": 2, "cores": 2,
-                   "predicted_seconds": float("nan"), "delta": None, "decision": "same", "reason": "static"})
-    assert line.startswith("superstep    1/10") and "remaining 36.0s (9 supersteps)" in line
-    assert line.endswith("decision same")
-    line = p.line({"superstep": 2, "wall_seconds": 1.0, "executors": 2, "cores": 2, "predicted_seconds": 1.5,
-                   "decision": "up", "reason": "too slow"})
-    assert "predicted 1.50s" in line and "remaining 12.0s (8 supersteps)" in line
-    assert line.endswith("decision up: too slow")
-    q = Progress(max_iterations=100, tol=1e-5)
-    for i, delta in enumerate([1.0, 0.1], start=1):
-        line = q.line({"superstep": i, "wall_seconds": 1.0, "executors": 1, "cores": 1, "delta": delta,
-                       "decision": "same"})
+    first, second = progress_run(RunPlan(10, None), [
+        {"superstep": 1, "wall_seconds": 4.0, "executors": 2, "cores": 2, "predicted_seconds": float("nan"),
+         "decision": "same", "reason": "static"},
+        {"superstep": 2, "wall_seconds": 1.0, "executors": 2, "cores": 2, "predicted_seconds": 1.5,
+         "decision": "up", "reason": "too slow"}])
+    assert first.startswith("superstep    1/10") and "remaining 36.0s (9 supersteps)" in first
+    assert first.endswith("decision same")
+    assert "predicted 1.50s" in second and "remaining 12.0s (8 supersteps)" in second
+    assert second.endswith("decision up: too slow")
+    lines = progress_run(RunPlan(100, 1e-5), [
+        {"superstep": 1, "delta": 1.0}, {"superstep": 2, "delta": 0.1}, {"superstep": 3, "delta": 0.01},
+        {"superstep": 4, "delta": 1e-6, "reason": "converged"}])
+    for line, delta in zip(lines[:2], [1.0, 0.1]):
         assert "/<=100" in line and f"delta {delta:g} (tol 1e-05)" in line and "remaining ?" in line
-    line = q.line({"superstep": 3, "wall_seconds": 1.0, "executors": 1, "cores": 1, "delta": 0.01,
-                   "decision": "same"})
-    assert "remaining 3.0s (~3 supersteps)" in line
-    done = q.line({"superstep": 4, "wall_seconds": 1.0, "executors": 1, "cores": 1, "delta": 1e-6,
-                   "decision": "same", "reason": "converged"})
-    assert "remaining 0.0s (~0 supersteps)" in done
-
-
-def test_run_limits_match_the_programs_the_runner_builds(monkeypatch, tmp_path):
-    """``run_limits`` mirrors :func:`iterflow.app.runner.build_program`'s defaults; build the
-    programs with the loaders faked (no Spark) and compare."""
-    import iterflow.inputs.graphio as graphio
-    import iterflow.inputs.pointsio as pointsio
-    from iterflow.app.runner import JobSpec, build_program
-    from tests.conftest import GRAPHALYTICS
-
-    class Points:
-        columns = ["f0", "f1"]
-
-        def count(self) -> int:
-            return 10
-
-    def fake_graph(spark, path, fmt="edgelist", directed=None, partitions=None):
-        props = graphio.read_properties(graphio.graphalytics_paths(path)[2]) if fmt == "graphalytics" else {}
-        return graphio.Graph(None, None, True, props)
-
-    monkeypatch.setattr(graphio, "load_graph", fake_graph)
-    monkeypatch.setattr(pointsio, "load_points", lambda *a, **k: Points())
-    graph = str(GRAPHALYTICS / "example-directed")
-    cases = [("pagerank", graph, "graphalytics", None, None), ("pagerank", graph, "graphalytics", 5, None),
-             ("pagerank", "g.txt", None, None, None), ("pagerank", "g.txt", None, None, 1e-6),
-             ("wcc", "g.txt", None, None, None), ("wcc", "g.txt", None, 7, None),
-             ("kmeans", "p.csv", None, None, None), ("kmeans", "p.csv", None, 5, None),
-             ("kmeans", "p.csv", None, None, 0.5)]
-    for algo, path, fmt, iterations, tol in cases:
-        spec = JobSpec(algorithm=algo, input=path, output=str(tmp_path / "o"), format=fmt,
-                       iterations=iterations, tol=tol, k=2)
-        program = build_program(spec, None, 4)
-        assert run_limits(algo, path, fmt, iterations, tol) == (program.max_iterations, program.tol), spec
+    assert "remaining 3.0s (~3 supersteps)" in lines[2]
+    assert "remaining 0.0s (~0 supersteps)" in lines[3]

@@ -8,18 +8,19 @@ import pytest
 
 from iterflow.observe.eventlog import executors_at_superstep_start, find_log
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies import PolicyBase
 
 pytestmark = pytest.mark.cluster
 
 
-class Scripted:
+class Scripted(PolicyBase):
     """Scale to 1 executor at barrier 1 and back to 2 at barrier 3."""
 
     name = "scripted"
     plan = {1: 1, 3: 2}
 
-    def decide(self, history, model=None):
-        i = history[-1]["superstep"]
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        i = history[-1].superstep
         if i in self.plan:
             return Reconfiguration(reason=f"test: {self.plan[i]} executors", executors=self.plan[i])
         return Reconfiguration.none("test: keep")

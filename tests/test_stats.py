@@ -21,22 +21,22 @@ def test_totals_match_a_known_job(spark):
     spark.range(10).count()  # must not be attributed to superstep 9001
     stats = collector.collect(9001, 5.0, executor_snapshot(sc))
     # repartition shuffles every row once; the groupBy shuffles at most 7 keys per partition
-    assert n <= stats["shuffle_write_records"] <= n + 4 * 7
-    assert stats["shuffle_read_records"] == stats["shuffle_write_records"]
-    assert stats["shuffle_read_bytes"] == stats["shuffle_local_bytes"] + stats["shuffle_remote_bytes"] > 0
-    assert stats["jobs"] >= 1 and stats["tasks"] >= 8
-    assert 0 < stats["executor_cpu_seconds"] and 0 < stats["executor_run_seconds"]
-    assert 0 < stats["utilization"] <= 1
-    assert stats["task_seconds_min"] <= stats["task_seconds_median"] <= stats["task_seconds_p90"] <= stats["task_seconds_max"]
-    assert stats["skew"] >= 1 and stats["skew_cpu"] >= 1
-    per_partition = json.loads(stats["partition_records"])
+    assert n <= stats.shuffle_write_records <= n + 4 * 7
+    assert stats.shuffle_read_records == stats.shuffle_write_records
+    assert stats.shuffle_read_bytes == stats.shuffle_local_bytes + stats.shuffle_remote_bytes > 0
+    assert stats.jobs >= 1 and stats.tasks >= 8
+    assert 0 < stats.executor_cpu_seconds and 0 < stats.executor_run_seconds
+    assert 0 < stats.utilization <= 1
+    assert stats.task_seconds_min <= stats.task_seconds_median <= stats.task_seconds_p90 <= stats.task_seconds_max
+    assert stats.skew >= 1 and stats.skew_cpu >= 1
+    per_partition = json.loads(stats.partition_records)
     assert len(per_partition) == 4 and sum(per_partition) > 0
     # Spark's own numbers for the same stages, summed independently from the REST API
     from iterflow.observe.sparkinfo import rest_get
 
     ids = collector.stage_ids("superstep-9001")
     spark_total = sum(s["shuffleWriteRecords"] for i in ids for s in rest_get(sc, f"stages/{i}"))
-    assert stats["shuffle_write_records"] == spark_total
+    assert stats.shuffle_write_records == spark_total
 
 
 def test_driver_records_statistics_predictions_and_overhead(spark):

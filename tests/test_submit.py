@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import GRAPHALYTICS, ROOT, spark_jvm_pids
 
-pytestmark = pytest.mark.cluster
+# Running the block needs a cluster; reading it does not.
 
 MARKER = "<!-- tests/test_submit.py runs this block"
 
@@ -44,6 +44,7 @@ def test_readme_block_is_what_the_issue_asks_for():
     assert "--py-files dist/iterflow.zip" in block and "--policy target" in block
 
 
+@pytest.mark.cluster
 def test_readme_spark_submit_block_runs(tmp_path):
     block = readme_block()
     out = _output_dir(block)

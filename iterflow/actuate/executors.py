@@ -20,30 +20,15 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
+from iterflow.loop.ports import Actuation
 from iterflow.observe.sparkinfo import executor_snapshot, rest_get
 
 log = logging.getLogger(__name__)
 
 REGISTER_TIMEOUT_CONF = "spark.iterflow.executorRegisterTimeout"
 
-
-@dataclass(frozen=True)
-class Actuation:
-    """What a change of executors achieved."""
-
-    requested: int
-    before: int
-    active: int
-    waited_seconds: float
-    removed: tuple[str, ...] = ()
-    note: str = ""
-
-    @property
-    def satisfied(self) -> bool:
-        return self.active == self.requested
 
 
 class ExecutorActuator:

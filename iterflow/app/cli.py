@@ -117,8 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     os.umask(0o077)  # outputs, stats, MLflow store, driver files: the user's only (README: Security)
-    from iterflow.app.progress import Progress, run_limits
-    from iterflow.app.runner import JobSpec, run_job
+    from iterflow.app.progress import Progress
+    from iterflow.app.runner import run_job
+    from iterflow.app.spec import JobSpec
     from iterflow.cluster.session import parse_conf
 
     spec = JobSpec(
@@ -131,16 +132,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
         rebalance=args.rebalance, switch_to_delta=args.switch_to_delta,
     )
-    spec.validate()  # bad input ends here, before any run is announced
+    spec.validate()  # the one validation: bad input ends here, before a run id is announced
     from iterflow.faults.resume import new_run_id
 
-    progress = Progress(*run_limits(spec.algorithm, spec.input, spec.format, spec.iterations, spec.tol))
-    spec.validate()  # a run id only for a run that can start
+    progress = Progress()  # its plan comes from the program the runner builds
     run_id = args.resume or new_run_id()
     print(f"iterflow: run {run_id}" + (" (resumed)" if args.resume else ""), file=sys.stderr, flush=True)
     result = run_job(spec, on_superstep=lambda rec: print(progress.line(rec), file=sys.stderr, flush=True),
                      on_start=lambda note: print(f"iterflow: {note}", file=sys.stderr, flush=True),
-                     run_id=run_id, resume=bool(args.resume))
+                     run_id=run_id, resume=bool(args.resume), on_plan=progress.use)
     total = result.supersteps["wall_seconds"].sum()
     print(f"iterflow: {spec.algorithm} finished: {result.iterations} supersteps in {total:.2f}s "
           f"({'converged' if result.converged else 'iteration limit'}); output {spec.output}"

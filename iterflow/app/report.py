@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from iterflow.errors import InputError
+from iterflow.files import atomic_file
 from iterflow.app.tracking import EXPERIMENT
 
 SKEW_COLUMNS = {"skew": "task time max/mean", "skew_cpu": "task CPU time max/mean",
@@ -130,14 +131,17 @@ def _col(table: pd.DataFrame, name: str) -> pd.Series:
 
 
 def summarize(table: pd.DataFrame) -> dict[str, float]:
-    """Totals of a run: supersteps, seconds, executor-seconds (sum of executors x wall seconds
-    of every superstep: the resources a policy spent), barrier seconds and the model's error."""
+    """Totals of a run: supersteps, seconds, executor-seconds (the resources a policy spent:
+    :func:`~iterflow.loop.records.executor_seconds` of every superstep, the one formula the
+    policies and experiments use too), barrier seconds and the model's error."""
+    from iterflow.loop.records import executor_seconds, records
+
     wall, pred = _col(table, "wall_seconds"), _col(table, "predicted_seconds")
     known = pred.notna() & wall.notna() & (wall > 0)
     return {
         "supersteps": int(len(table)),
         "total_seconds": float(wall.sum()),
-        "executor_seconds": float((wall * _col(table, "executors")).sum()),
+        "executor_seconds": float(sum(executor_seconds(r) for r in records(table))) if len(table) else 0.0,
         "barrier_seconds": float(_col(table, "barrier_seconds").sum()),
         "prediction_error": float(((pred - wall).abs() / wall)[known].mean()) if known.any() else float("nan"),
     }
@@ -241,21 +245,6 @@ FIGURES: dict[str, tuple[str, Callable[..., None]]] = {
 }
 
 
-def _replace(path: Path, write: Callable[[Path], None]) -> None:
-    """``write`` a temporary sibling of ``path``, then rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's 0600
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _save_figure(path: Path, draw: Callable[..., None], table: pd.DataFrame) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -263,7 +252,8 @@ def _save_figure(path: Path, draw: Callable[..., None], table: pd.DataFrame) -> 
     fig = Figure(figsize=(9, 4), layout="constrained")
     FigureCanvasAgg(fig)
     draw(fig.add_subplot(), table)
-    _replace(path, lambda tmp: fig.savefig(tmp, format="png", dpi=100))
+    with atomic_file(path, mode=None, binary=True) as fh:  # the mode a plain open() would give
+        fig.savefig(fh, format="png", dpi=100)
 
 
 def _fmt(value: Any) -> str:
@@ -319,5 +309,6 @@ def write_report(run_id: str, out: str | os.PathLike[str], uri: str | None = Non
             _save_figure(out_dir / f"{name}.png", draw, run.table)
             figures[name] = f"{name}.png"
     page = out_dir / "report.html"
-    _replace(page, lambda tmp: tmp.write_text(render_html(run, figures), encoding="utf-8"))
+    with atomic_file(page, mode=None) as fh:
+        fh.write(render_html(run, figures))
     return page

@@ -18,10 +18,12 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from iterflow.files import is_secret_key, private_dir
+from iterflow.loop.records import SuperstepRecord, model_rows, records
+
 log = logging.getLogger(__name__)
 
 EXPERIMENT = "iterflow"
-SECRET_HINTS = ("secret", "password", "token", "key")
 
 
 def tracking_uri() -> str:
@@ -36,7 +38,7 @@ def _private_file(db: Path) -> None:
     if db.exists() or str(db) == ":memory:":
         return
     if not db.parent.exists():
-        db.parent.mkdir(mode=0o700, parents=True)
+        private_dir(db.parent)
     os.close(os.open(db, os.O_WRONLY | os.O_CREAT, 0o600))
 
 
@@ -52,7 +54,7 @@ def _private_umask() -> Iterator[None]:
 
 def _public(params: dict[str, Any]) -> dict[str, Any]:
     """Params safe to log: nothing whose name suggests a secret."""
-    return {k: v for k, v in params.items() if not any(h in k.lower() for h in SECRET_HINTS)}
+    return {k: v for k, v in params.items() if not is_secret_key(k)}
 
 
 class RunTracker:
@@ -74,13 +76,16 @@ class RunTracker:
     def run_id(self) -> str:
         return self.run.info.run_id
 
-    def log_superstep(self, record: dict[str, Any]) -> None:
-        metrics = {k: float(v) for k, v in record.items()
+    def log_superstep(self, record: SuperstepRecord) -> None:
+        """The superstep's numeric columns as metrics at ``step=superstep``; a change as a tag."""
+        row = record.row()
+        metrics = {k: float(v) for k, v in row.items()
                    if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "superstep"
                    and math.isfinite(float(v))}
-        self.mlflow.log_metrics(metrics, step=int(record["superstep"]), synchronous=False)
-        if record.get("decision") not in (None, "same"):
-            self.mlflow.set_tag(f"decision.{record['superstep']}", f"{record['decision']}: {record.get('reason', '')}")
+        self.mlflow.log_metrics(metrics, step=record.superstep, synchronous=False)
+        decided = record.decided
+        if decided is not None and decided.decision != "same":
+            self.mlflow.set_tag(f"decision.{record.superstep}", f"{decided.decision}: {decided.reason}")
 
     def finish(self, table: pd.DataFrame, model: Any | None = None, status: str = "FINISHED") -> None:
         """Log the superstep table (Parquet) and the model; end the run."""
@@ -128,11 +133,10 @@ def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 
 
 
 def model_history(tables: pd.DataFrame) -> pd.DataFrame:
-    """``scale_out, work, seconds`` of the supersteps after the first (which pays JIT warm-up)."""
-    if tables.empty or "superstep" not in tables:
-        return pd.DataFrame(columns=["scale_out", "work", "seconds"])
-    t = tables[tables["superstep"] > 1]
-    return pd.DataFrame({"scale_out": t["cores"], "work": t["work"], "seconds": t["wall_seconds"]})
+    """``scale_out, work, seconds`` of the supersteps the model learns from
+    (:func:`~iterflow.loop.records.feeds_model`, the rule of the live run)."""
+    rows = model_rows(records(tables)) if not tables.empty and "superstep" in tables else []
+    return pd.DataFrame(rows, columns=["scale_out", "work", "seconds"])
 
 
 def history_for(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from iterflow.errors import ClusterError
+from iterflow.files import atomic_file, private_dir
 
 AUTH = "spark.authenticate"
 SECRET = "spark.authenticate.secret"
@@ -37,19 +38,6 @@ ENV_SECRET = "_SPARK_AUTH_SECRET"
 def new_secret() -> str:
     """A fresh 256-bit secret, hex encoded."""
     return secrets.token_hex(32)
-
-
-def private_dir(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a directory of this user's, mode 0700 (created if missing); refuses one
-    that another user owns, so nobody can plant a directory for us to write secrets into."""
-    p = Path(path)
-    p.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = p.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        raise ClusterError(f"{p} is not a directory owned by this user; refusing to keep secrets there")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(p, 0o700)
-    return p
 
 
 def runtime_dir() -> Path:
@@ -77,26 +65,14 @@ def secret_path(master_url: str) -> Path | None:
     return runtime_dir() / f"{end[0]}-{end[1]}.secret" if end else None
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` as a 0600 file, atomically (never readable by others, not even
-    for a moment: the file is created 0600, then renamed into place)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def register(master_url: str, secret: str) -> Path:
     """Record ``secret`` for ``master_url``; drop records of masters that no longer listen."""
     path = secret_path(master_url)
     if path is None:
         raise ClusterError(f"cannot register a secret for {master_url!r} (not spark://host:port)")
     _prune(keep=path)
-    write_private(path, secret)
+    with atomic_file(path) as fh:  # 0600 from its creation on, renamed into place
+        fh.write(secret)
     return path
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from iterflow.cluster import auth
 from iterflow.cluster.cpushare import CpuShare
 from iterflow.errors import ClusterError
+from iterflow.files import atomic_file, iterflow_home, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +54,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind((LOOPBACK, 0))
         return s.getsockname()[1]
-
-
-def iterflow_home() -> Path:
-    """``$ITERFLOW_HOME`` (default ``~/.iterflow``)."""
-    return Path(os.environ.get("ITERFLOW_HOME", Path.home() / ".iterflow"))
 
 
 def state_file() -> Path:
@@ -135,7 +131,7 @@ class LocalCluster:
         """Start master and workers; return once every worker has registered as ALIVE."""
         atexit.register(self.stop)
         _exit_cleanly_on_sigterm()
-        auth.private_dir(self.base_dir)
+        private_dir(self.base_dir)
         self._secret = auth.new_secret()
         try:
             port, ui_port = free_port(), free_port()
@@ -149,7 +145,7 @@ class LocalCluster:
                 self._cpu = CpuShare.create(f"iterflow-{os.getpid()}-{port}", self.workers, self.cpu_share)
                 self.cpu_share_note = self._cpu.note
             for i in range(self.workers):
-                work = auth.private_dir(self.base_dir / f"worker-{i}")
+                work = private_dir(self.base_dir / f"worker-{i}")
                 proc = self._spawn(f"worker-{i}", [
                     "org.apache.spark.deploy.worker.Worker", "--host", LOOPBACK,
                     "--port", str(free_port()), "--webui-port", str(free_port()),
@@ -217,9 +213,11 @@ class LocalCluster:
         self._procs.clear()
         self._cpu = None
         self._own_dir = False
-        auth.private_dir(iterflow_home())
-        auth.write_private(state_file(), json.dumps(asdict(info), indent=2))
-        auth.write_private(submit_conf_file(), self.submit_properties())
+        private_dir(iterflow_home())
+        for path, text in ((state_file(), json.dumps(asdict(info), indent=2)),
+                           (submit_conf_file(), self.submit_properties())):
+            with atomic_file(path) as fh:  # 0600: the properties hold the cluster's secret
+                fh.write(text)
         return info
 
     def submit_properties(self) -> str:
@@ -237,7 +235,7 @@ class LocalCluster:
 
     # -- internals -------------------------------------------------------------------
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
-        logs = auth.private_dir(self.base_dir / "logs")
+        logs = private_dir(self.base_dir / "logs")
         env = dict(os.environ, SPARK_LOCAL_IP=LOOPBACK, SPARK_HOME=str(spark_home()),
                    SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
                    SPARK_DAEMON_JAVA_OPTS=DAEMON_OPTS,

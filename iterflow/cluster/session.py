@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 from iterflow.cluster import auth, jars
 from iterflow.errors import InputError
+from iterflow.files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def build_session(master: str, total_cores: int | None = None,
     uses spark-submit's master and settings (``master`` is then only a fallback)."""
     from pyspark.sql import SparkSession
 
-    work_dir = auth.private_dir(work_dir or tempfile.mkdtemp(prefix="iterflow-driver-"))
+    work_dir = private_dir(work_dir or tempfile.mkdtemp(prefix="iterflow-driver-"))
     submitted = submitted_conf()
     if submitted is not None:
         master = submitted.get("spark.master", master)
@@ -194,7 +195,7 @@ def build_session(master: str, total_cores: int | None = None,
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    spark.sparkContext.setCheckpointDir(str(auth.private_dir(work_dir / "checkpoints")))
+    spark.sparkContext.setCheckpointDir(str(private_dir(work_dir / "checkpoints")))
     return spark
 
 
@@ -210,4 +211,4 @@ def _private_event_log_dir(settings: Mapping[str, str]) -> None:
     """A local event-log directory that does not exist yet is created 0700."""
     logdir = _event_log_dir(settings)
     if logdir is not None and not logdir.exists():
-        auth.private_dir(logdir)
+        private_dir(logdir)

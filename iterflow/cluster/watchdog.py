@@ -78,7 +78,7 @@ def stop_if_orphaned(cluster: Any) -> Iterator[None]:
     is told ``done``."""
     paths = [str(cluster.base_dir)] if getattr(cluster, "_own_dir", False) else []
     try:
-        from iterflow import auth  # the cluster's secret file goes too
+        from iterflow.cluster import auth  # the cluster's secret file goes too
 
         secret = auth.secret_path(cluster.master_url)
         if secret is not None:

@@ -10,8 +10,8 @@ Every run has an id (``iterflow: run <id>`` at start). Its directory
   (``frames/<name>/``), driver-side values (``values.pkl``, e.g. k-means centers), the step
   variants (``meta.json``) and the superstep table so far (``history.pkl``);
 * ``latest.json`` -- which ``ckpt-<k>`` is complete. A checkpoint is written into a hidden
-  directory, renamed into place, and only then named here (``os.replace``), so a driver killed
-  while saving leaves the previous checkpoint in force;
+  directory, renamed into place, and only then named here (:mod:`iterflow.files`), so a driver
+  killed while saving leaves the previous checkpoint in force;
 * ``lock`` -- held (``flock``) while a process runs the run: two processes never write one run.
 
 Resuming: the result-defining options (algorithm, input, output, format, direction, iterations,
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from iterflow.errors import InputError
+from iterflow.files import atomic_dir, atomic_file, is_secret_key, iterflow_home, private_dir
 from iterflow.loop.program import State
 from iterflow.faults.recovery import Anchor, Resume
 
@@ -46,13 +47,12 @@ log = logging.getLogger(__name__)
 RESULT_FIELDS = ("algorithm", "input", "output", "format", "directed", "iterations", "tol", "k",
                  "init_centers", "seed", "switch_to_delta")
 _PATHS = ("input", "output", "init_centers", "stats")
-_SECRET_HINTS = ("secret", "password", "token")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def runs_dir() -> Path:
     """``$ITERFLOW_HOME/runs`` (``ITERFLOW_HOME`` defaults to ``~/.iterflow``)."""
-    return Path(os.environ.get("ITERFLOW_HOME", Path.home() / ".iterflow")) / "runs"
+    return iterflow_home() / "runs"
 
 
 def new_run_id() -> str:
@@ -60,24 +60,14 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(4)
 
 
-def _private(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
-    return path
-
-
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
     """Write ``doc`` to ``path`` atomically (0600)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
+    with atomic_file(path) as fh:
         json.dump(doc, fh, indent=2, default=str)
-    os.replace(tmp, path)
 
 
 def _write_pickle(path: Path, obj: Any) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
+    with atomic_file(path, binary=True) as fh:
         pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -88,8 +78,7 @@ def spec_document(spec: Any) -> dict[str, Any]:
         value = doc.get(key)
         if value and "://" not in value:
             doc[key] = os.path.abspath(value)
-    doc["conf"] = {k: v for k, v in doc.get("conf", {}).items()
-                   if not any(h in k.lower() for h in _SECRET_HINTS)}
+    doc["conf"] = {k: v for k, v in doc.get("conf", {}).items() if not is_secret_key(k)}
     return doc
 
 
@@ -108,8 +97,8 @@ class RunStore:
     def create(cls, run_id: str | None, spec: Any) -> "RunStore":
         """A new run's directory with its spec; ``run_id`` ``None``: a new id."""
         store = cls(run_id or new_run_id())
-        _private(runs_dir().parent)
-        _private(runs_dir())
+        private_dir(iterflow_home())
+        private_dir(runs_dir())
         try:
             store.dir.mkdir(mode=0o700)
         except FileExistsError:
@@ -192,23 +181,23 @@ class RunStore:
     def save(self, anchor: Anchor, next_variant: str, history: list[dict[str, Any]]) -> None:
         """Write the state of superstep ``anchor.superstep`` and the table so far (atomically)."""
         k = anchor.superstep
-        tmp = self.dir / f".tmp-ckpt-{k}-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        _private(tmp / "frames")
-        for name, df in anchor.state.frames.items():
-            df.write.parquet((tmp / "frames" / name).as_uri())
-        _write_pickle(tmp / "values.pkl", anchor.state.values)
-        # per-bin figures (``_`` keys) matter to the policy in the last row only
-        rows = [{k2: v for k2, v in r.items() if not k2.startswith("_") or r is history[-1]} for r in history]
-        _write_pickle(tmp / "history.pkl", rows)
-        _write_json(tmp / "meta.json", {"superstep": k, "variant": anchor.variant, "next_variant": next_variant,
-                                        "frames": list(anchor.state.frames)})
-        final = self.dir / f"ckpt-{k}"
-        shutil.rmtree(final, ignore_errors=True)
-        tmp.rename(final)
+
+        def write(tmp: Path) -> None:
+            private_dir(tmp / "frames")
+            for name, df in anchor.state.frames.items():
+                df.write.parquet((tmp / "frames" / name).as_uri())
+            _write_pickle(tmp / "values.pkl", anchor.state.values)
+            # per-bin figures (``_`` keys) matter to the policy in the last row only
+            rows = [{k2: v for k2, v in r.items() if not k2.startswith("_") or r is history[-1]} for r in history]
+            _write_pickle(tmp / "history.pkl", rows)
+            _write_json(tmp / "meta.json", {"superstep": k, "variant": anchor.variant, "next_variant": next_variant,
+                                            "frames": list(anchor.state.frames)})
+
+        final = atomic_dir(self.dir / f"ckpt-{k}", write)
         _write_json(self.dir / "latest.json", {"checkpoint": final.name, "superstep": k})
-        for old in [*self.dir.glob("ckpt-*"), *self.dir.glob(".tmp-ckpt-*")]:
-            if old != final:
+        # older checkpoints, and the hidden directories of saves a killed driver left
+        for old in [*self.dir.glob("ckpt-*"), *self.dir.glob(".*ckpt-*")]:
+            if old.name != final.name:
                 shutil.rmtree(old, ignore_errors=True)
         log.info("run %s: state of superstep %d saved in %s", self.run_id, k, final)
 

@@ -1,0 +1,1 @@
+"""Inputs: graph and point readers with their validation, and data generators."""

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iterflow.files import atomic_file
+
 
 def rmat_edges(scale: int, edges: int, a: float = 0.57, b: float = 0.19, c: float = 0.19,
                seed: int = 0) -> np.ndarray:
@@ -44,11 +46,9 @@ def write_rmat(path: str | Path, scale: int, edges: int, seed: int = 0, a: float
     if tail > 0:
         chain = np.concatenate([[e[0, 0]], (1 << scale) + np.arange(tail)])
         e = np.concatenate([e, np.stack([chain[:-1], chain[1:]], axis=1)])
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w") as fh:
+    with atomic_file(path, mode=None) as fh:  # the mode of a plain open()
         fh.write(f"# R-MAT scale={scale} edges={edges} a={a} seed={seed} tail={tail}\n")
         np.savetxt(fh, e, fmt="%d")
-    tmp.replace(path)
     return path
 
 
@@ -63,8 +63,7 @@ def blobs(n: int, k: int, dim: int, seed: int = 0, spread: float = 1.0) -> np.nd
 def write_points(path: str | Path, n: int, k: int, dim: int, seed: int = 0) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    np.savetxt(tmp, blobs(n, k, dim, seed), delimiter=",", fmt="%.10g",
-               header=",".join(f"x{i}" for i in range(dim)), comments="")
-    tmp.replace(path)
+    with atomic_file(path, mode=None) as fh:
+        np.savetxt(fh, blobs(n, k, dim, seed), delimiter=",", fmt="%.10g",
+                   header=",".join(f"x{i}" for i in range(dim)), comments="")
     return path

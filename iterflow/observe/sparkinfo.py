@@ -8,17 +8,12 @@ from __future__ import annotations
 import json
 import logging
 import urllib.request
-from dataclasses import dataclass
 from typing import Any
+
+from iterflow.loop.ports import ExecutorSnapshot
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class ExecutorSnapshot:
-    executors: int
-    cores: int
-    ids: tuple[str, ...]
 
 
 def rest_get(sc: Any, path: str, timeout: float = 5.0) -> Any:

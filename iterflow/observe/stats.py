@@ -23,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.observe.sparkinfo import ExecutorSnapshot, rest_get
+from iterflow.loop.ports import ExecutorSnapshot
+from iterflow.loop.program import State
+from iterflow.loop.records import Stats
+from iterflow.observe.sparkinfo import rest_get
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +88,13 @@ class StatsCollector:
         return ran
 
     def collect(self, superstep: int, wall_seconds: float, snapshot: ExecutorSnapshot,
-                state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
+                state: State | None = None) -> Stats:
         """Statistics of superstep ``superstep`` (all jobs of group ``superstep-<i>``), and the
         executors lost since the previous superstep's statistics."""
-        out = self.collect_group(f"superstep-{superstep}", wall_seconds, snapshot, state_rdd_ids)
+        out = self._figures(f"superstep-{superstep}", wall_seconds, snapshot,
+                            state_rdd_ids(state.frames) if state is not None else [])
         out.update(self._lost_executors())
-        return out
+        return Stats(**out)
 
     def _removed_executors(self) -> list[tuple[str, str]]:
         """``(id, reason)`` of every executor of this application that is gone."""
@@ -128,9 +132,12 @@ class StatsCollector:
                 tasks += stage.get().numFailedTasks()
         return {"failed_tasks": float(tasks), "failed_jobs": float(failed_jobs)}
 
-    def collect_group(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot,
-                      state_rdd_ids: list[int] | None = None) -> dict[str, Any]:
-        """Statistics of every job of job group ``group`` (a superstep, or a relayout)."""
+    def collect_group(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot) -> Stats:
+        """Statistics of every job of job group ``group`` (a relayout)."""
+        return Stats(**self._figures(group, wall_seconds, snapshot, []))
+
+    def _figures(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot,
+                 rdd_ids: list[int]) -> dict[str, Any]:
         t0 = time.perf_counter()
         _drain_listener_bus(self.sc)
         jobs = self.job_ids(group)
@@ -157,7 +164,7 @@ class StatsCollector:
         out.update(self._main_stage(stages))
         core_seconds = max(snapshot.cores, 1) * wall_seconds
         out["utilization"] = min(1.0, out["executor_run_seconds"] / core_seconds) if core_seconds > 0 else 0.0
-        out["state_bytes"] = self._state_bytes(state_rdd_ids or [])
+        out["state_bytes"] = self._state_bytes(rdd_ids)
         out["stats_seconds"] = time.perf_counter() - t0
         return out
 

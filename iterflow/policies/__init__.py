@@ -1,11 +1,22 @@
-"""Adaptive policies (issue 4). :mod:`iterflow.policies.registry` re-exports them with the static one."""
+"""Policies: at every barrier, decide a :class:`~iterflow.loop.reconfig.Reconfiguration`.
+
+* :mod:`~iterflow.policies.core` -- the :class:`Policy` protocol, the decision log, ``static``;
+* :mod:`~iterflow.policies.base` -- what every adaptive rule shares (warm-up, cooldown,
+  hysteresis, failed scale-outs, the price of a rescale, predictions);
+* :mod:`~iterflow.policies.forecast` -- the rest of the run: supersteps left and their work;
+* :mod:`~iterflow.policies.rules` -- ``target``, ``efficiency``, ``fastest``;
+* :mod:`~iterflow.policies.dynamic` -- Spark's own dynamic allocation;
+* :mod:`~iterflow.policies.layout` -- partitioning (hot bins) and step-logic wrappers;
+* :mod:`~iterflow.policies.registry` -- the policies by CLI name, built from options.
+"""
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
+from iterflow.policies.core import LogEntry, Policy, PolicyBase, StaticPolicy, Wrapper
 from iterflow.policies.dynamic import DynamicAllocationPolicy
 from iterflow.policies.forecast import Forecast, forecast
 from iterflow.policies.layout import LogicSwitch, Rebalancing
+from iterflow.policies.registry import POLICIES, make_policy
 from iterflow.policies.rules import EfficiencyPolicy, FastestPolicy, TargetPolicy
-from iterflow.policies.registry import POLICIES, Policy, StaticPolicy, make_policy
 
 __all__ = ["AdaptivePolicy", "Context", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
-           "Forecast", "LogicSwitch", "Predictor", "Rebalancing", "TargetPolicy", "Want",
-           "forecast", "POLICIES", "Policy", "StaticPolicy", "make_policy"]
+           "Forecast", "LogEntry", "LogicSwitch", "POLICIES", "Policy", "PolicyBase", "Predictor",
+           "Rebalancing", "StaticPolicy", "TargetPolicy", "Want", "Wrapper", "forecast", "make_policy"]

@@ -37,34 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.policies.forecast import Forecast, forecast, num
+from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.records import Layout, records, rescale_costs
+from iterflow.policies.core import History, PolicyBase
+from iterflow.policies.forecast import Forecast, forecast
 
 logger = logging.getLogger(__name__)
-History = list[dict[str, Any]]
-
-
-def rescale_pause(row: dict[str, Any]) -> float | None:
-    """Wall seconds a barrier spent rescaling (waiting for executors + relayout), ``None`` if it did not."""
-    wait, relayout = num(row.get("actuation_seconds")), num(row.get("relayout_seconds"))
-    if wait is None and relayout is None:
-        return None
-    return (wait or 0.0) + (relayout or 0.0)
-
-
-def rescale_costs(rows: list[dict[str, Any]]) -> list[float]:
-    """What each rescale in ``rows`` cost: its pause at the barrier plus the *cold* excess of
-    the superstep after it (``cold_seconds``: new executor JVMs, remote block reads)."""
-    out = []
-    for k, row in enumerate(rows):
-        pause = rescale_pause(row)
-        if pause is None:
-            continue
-        nxt = rows[k + 1] if k + 1 < len(rows) else {}
-        if num(nxt.get("superstep")) != (num(row.get("superstep")) or 0) + 1:
-            nxt = {}  # the last row of a run (tables of several runs are concatenated)
-        out.append(pause + (num(nxt.get("cold_seconds")) or 0.0))
-    return out
 
 
 class Predictor:
@@ -72,17 +51,18 @@ class Predictor:
 
     def __init__(self, history: History, model: Any, cores_per_executor: float) -> None:
         self.model, self.cpe = model, cores_per_executor
-        self.fitted = model is not None and hasattr(model, "X_")
+        self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
         if self.fitted:
-            err = num(getattr(model, "error_estimate_", None))
+            err = getattr(model, "error_estimate_", None)
+            err = float(err) if err is not None and np.isfinite(err) else None
             self.note = "model" + (f" (error ±{err:.0%})" if err is not None else "")
             return
-        ref = next((r for r in reversed(history) if (num(r.get("wall_seconds")) or 0) > 0), history[-1])
-        self.t_ref = num(ref.get("wall_seconds")) or 0.0
-        self.c_ref = num(ref.get("cores")) or max(1.0, (num(ref.get("executors")) or 1) * self.cpe)
-        self.w_ref = num(ref.get("work")) or 1.0
+        ref = next((r for r in reversed(history) if r.wall_seconds > 0), history[-1])
+        self.t_ref = float(ref.wall_seconds)
+        self.c_ref = float(ref.ran.cores or max(1.0, (ref.executors or 1) * self.cpe))
+        self.w_ref = float(ref.ran.work or 1.0)
         self.note = (f"model not fitted yet: assuming time ∝ work/cores from superstep "
-                     f"{ref.get('superstep')} ({self.t_ref:.2f}s at {self.c_ref:g} cores)")
+                     f"{ref.superstep} ({self.t_ref:.2f}s at {self.c_ref:g} cores)")
 
     def seconds(self, executors: Any, works: Any) -> np.ndarray:
         """Predicted seconds, shape (len(executors), len(works))."""
@@ -129,7 +109,7 @@ class Want:
     urgent: bool = False
 
 
-class AdaptivePolicy:
+class AdaptivePolicy(PolicyBase):
     """Common mechanics of the adaptive policies (see the module docstring)."""
 
     name = "adaptive"
@@ -155,7 +135,7 @@ class AdaptivePolicy:
             raise ValueError(f"rescale_seconds must be >= 0 (got {rescale_seconds})")
         self.rescale_seconds = float(rescale_seconds)
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
-        self.log: list[tuple[int, str, str]] = []
+        super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
         self._asked: tuple[int, int] | None = None  # (barrier, executors) of the last change asked for
@@ -167,12 +147,13 @@ class AdaptivePolicy:
         raise NotImplementedError
 
     # -- the barrier -----------------------------------------------------------------------------
-    def decide(self, history: History, model: Any = None) -> Reconfiguration:
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
         if not history:
             return Reconfiguration.none("no superstep yet")
         last = history[-1]
-        i, cur = int(last["superstep"]), int(num(last.get("executors")) or 0)
-        cores = num(last.get("cores"))
+        i, cur = last.superstep, last.executors
+        cores = last.ran.cores
         cpe = cores / cur if cur > 0 and cores else float(self.cores_per_executor)
         notes, hi = self._check_scale_out(history, i, cur)
         if cur > self.max_executors or (cur < self.min_executors and hi > cur):
@@ -183,7 +164,7 @@ class AdaptivePolicy:
             return self._hold(i, cur, notes + [f"{cur} executors, below min_executors {self.min_executors}"])
         if i <= self.warmup:
             return self._hold(i, cur, notes + [f"warm-up superstep {i}: keep {cur} executors"])
-        fc = forecast(history, max_iterations=self.max_iterations, tol=self.tol, window=self.window)
+        fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window))
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
         ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),
@@ -215,13 +196,11 @@ class AdaptivePolicy:
             return float(np.median(self.past_rescales)), f"learned from {n} rescale{'s' if n > 1 else ''} of earlier runs"
         return self.rescale_seconds, "prior"
 
-    def learn_rescales(self, rows: Any) -> int:
-        """Remember the rescale pauses of earlier runs' superstep rows (dicts, or a DataFrame)
-        as the cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s
-        where executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
-        if hasattr(rows, "to_dict"):
-            rows = rows.to_dict("records")
-        self.past_rescales = rescale_costs(list(rows))
+    def learn_rescales(self, history: Any) -> int:
+        """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
+        cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
+        executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
+        self.past_rescales = rescale_costs(records(history))
         return len(self.past_rescales)
 
     def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
@@ -256,8 +235,8 @@ class AdaptivePolicy:
         """The first superstep run at the current size (from the history or from our own ask)."""
         since = 0
         for prev, row in zip(history[-2::-1], history[::-1]):
-            if num(prev.get("executors")) != num(row.get("executors")):
-                since = int(row["superstep"])
+            if prev.executors != row.executors:
+                since = row.superstep
                 break
         if self._asked is not None:
             since = max(since, self._asked[0] + 1)
@@ -267,7 +246,7 @@ class AdaptivePolicy:
         """Notice a scale-out that got fewer executors than asked; returns (notes, ceiling)."""
         seen = self._requested_vs_active(history)
         f = self._failure
-        lost = int(num(history[-1].get("executors_lost")) or 0)
+        lost = history[-1].executors_lost
         if lost > 0:
             # Capacity lost to a fault is not a refused request: decide for what is left and
             # leave the backoff alone (asking again may well be granted on another worker).
@@ -296,14 +275,14 @@ class AdaptivePolicy:
     def _requested_vs_active(self, history: History) -> tuple[int, int] | None:
         """(requested, active) for the latest request the rows (or our own log) show."""
         last = history[-1]
-        active = int(num(last.get("executors")) or 0)
+        active = last.executors
         for row in history[:-3:-1]:
-            req = num(row.get("executors_requested"))
+            req = row.actuated.executors_requested if row.actuated is not None else None
             if req is not None:
                 if row is last:
-                    active = int(num(row.get("executors_active")) or active)
+                    active = int(row.actuated.executors_active or active)
                 return int(req), active
-        if self._asked is not None and self._asked[0] == int(last["superstep"]) - 1:
+        if self._asked is not None and self._asked[0] == last.superstep - 1:
             return self._asked[1], active
         return None
 
@@ -317,7 +296,5 @@ class AdaptivePolicy:
                                                     executors=n))
 
     def _record(self, i: int, cur: int, r: Reconfiguration) -> Reconfiguration:
-        self.log.append((i, r.decision(cur), r.reason))
-        logger.info("%s policy, superstep %d: %s (%s)", self.name, i, r.decision(cur), r.reason)
-        return r
+        return self._logged(i, cur, r)
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.records import Layout
+from iterflow.policies.core import History, PolicyBase
 
-History = list[dict[str, Any]]
 
-
-class DynamicAllocationPolicy:
+class DynamicAllocationPolicy(PolicyBase):
     """Spark's own dynamic allocation, unchanged: no-op at barriers; :meth:`spark_conf` holds the
     settings the runner applies at session creation. Note that Spark keeps executors holding
     cached blocks (the local-checkpointed state) unless ``cached_executor_idle_timeout`` is set."""
@@ -28,7 +29,7 @@ class DynamicAllocationPolicy:
         self.cores_per_executor = cores_per_executor
         self.executor_idle_timeout, self.scheduler_backlog_timeout = executor_idle_timeout, scheduler_backlog_timeout
         self.cached_executor_idle_timeout = cached_executor_idle_timeout
-        self.log: list[tuple[int, str, str]] = []
+        super().__init__()
 
     def spark_conf(self) -> dict[str, str]:
         p = "spark.dynamicAllocation."
@@ -42,8 +43,6 @@ class DynamicAllocationPolicy:
             conf[p + "cachedExecutorIdleTimeout"] = self.cached_executor_idle_timeout
         return conf
 
-    def decide(self, history: History, model: Any = None) -> Reconfiguration:
-        r = Reconfiguration.none("dynamic allocation: Spark adds and removes executors itself")
-        if history:
-            self.log.append((int(history[-1]["superstep"]), "same", r.reason))
-        return r
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
+        return Reconfiguration.none("dynamic allocation: Spark adds and removes executors itself")

@@ -14,47 +14,44 @@ dimensions and one reason string explains all of it.
 * :class:`LogicSwitch` -- switch the program to another step function once the program's
   delta (e.g. PageRank's L1 change) falls to ``below``: "most ranks have settled".
 
-The driver passes what they need in the history's last row: ``_bin_load`` (numpy, per bin)
-and ``_assignment`` (the current :class:`~iterflow.actuate.partitioning.BinAssignment`); tests pass
-hand-made ones.
+The loop passes what they need as the ``layout`` observation of the last superstep: its
+per-bin load (numpy) and the current :class:`~iterflow.actuate.partitioning.BinAssignment`;
+tests pass hand-made ones.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from iterflow.actuate.partitioning import HotspotDetector, MigrationPlan, hub_bins, imbalance, plan_rebalance
+from iterflow.actuate.rebalance import HotspotDetector, MigrationPlan, hub_bins, imbalance, plan_rebalance
+from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.records import Layout
+from iterflow.policies.core import History, Policy, Wrapper
 
-History = list[dict[str, Any]]
 
-
-class Rebalancing:
+class Rebalancing(Wrapper):
     """Adds hotspot rebalancing (bin moves) to the decisions of ``inner``."""
 
-    def __init__(self, inner: Any, threshold: float = 1.2, patience: int = 2, max_moves: int = 256,
+    def __init__(self, inner: Policy, threshold: float = 1.2, patience: int = 2, max_moves: int = 256,
                  target: float = 1.05) -> None:
         if not target < threshold:
             raise ValueError(f"target ({target}) must be below threshold ({threshold}): hysteresis")
-        self.inner = inner
+        super().__init__(inner)
         self.name = f"{inner.name}+rebalance"
         self.detector = HotspotDetector(threshold, patience)
         self.max_moves = max_moves
         self.target = target
         self.plan: MigrationPlan | None = None
-        self.log: list[tuple[int, str]] = []
 
-    def spark_conf(self) -> dict[str, str]:
-        """The wrapped policy's Spark settings (dynamic allocation has some)."""
-        return getattr(self.inner, "spark_conf", dict)()
-
-    def decide(self, history: History, model: Any = None) -> Reconfiguration:
-        reconf = self.inner.decide(history, model)
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
+        reconf = self.inner.decide(history, model, layout=layout, plan=plan)
         last = history[-1]
-        load, current = last.get("_bin_load"), last.get("_assignment")
+        load, current = (layout.bin_load, layout.assignment) if layout is not None else (None, None)
         if load is None or current is None:
             return reconf
-        if reconf.executors is not None and reconf.executors != last.get("executors"):
+        if reconf.executors is not None and reconf.executors != last.executors:
             self.plan = None
             self.detector.reset()
             return reconf
@@ -81,34 +78,30 @@ class Rebalancing:
                                            reason=f"{reconf.reason}; rebalance: batch applied, {left} left"))
         return reconf
 
-    def _log(self, last: dict[str, Any], reconf: Reconfiguration) -> Reconfiguration:
-        self.log.append((int(last.get("superstep", 0)), reconf.reason))
-        return reconf
+    def _log(self, last: Any, reconf: Reconfiguration) -> Reconfiguration:
+        return self._logged(last.superstep, last.executors, reconf)
 
 
-class LogicSwitch:
+class LogicSwitch(Wrapper):
     """Switches the program to step function ``variant`` once its delta falls to ``below``."""
 
-    def __init__(self, inner: Any, variant: str = "delta", below: float = 1e-3) -> None:
+    def __init__(self, inner: Policy, variant: str = "delta", below: float = 1e-3) -> None:
         if not below > 0:
             raise ValueError(f"below must be > 0 (got {below})")
-        self.inner = inner
+        super().__init__(inner)
         self.name = f"{inner.name}+{variant}"
         self.variant = variant
         self.below = below
         self.switched_at: int | None = None
 
-    def spark_conf(self) -> dict[str, str]:
-        """The wrapped policy's Spark settings (dynamic allocation has some)."""
-        return getattr(self.inner, "spark_conf", dict)()
-
-    def decide(self, history: History, model: Any = None) -> Reconfiguration:
-        reconf = self.inner.decide(history, model)
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
+        reconf = self.inner.decide(history, model, layout=layout, plan=plan)
         last = history[-1]
-        delta = last.get("delta")
+        delta = last.ran.delta
         if self.switched_at is None and delta is not None and delta == delta and delta <= self.below:
-            self.switched_at = int(last["superstep"])
-            return replace(reconf, step_variant=self.variant,
-                           reason=f"{reconf.reason}; delta {delta:.3g} <= {self.below:g}: "
-                                  f"switch to the {self.variant} step")
+            self.switched_at = last.superstep
+            return self._logged(last.superstep, last.executors, replace(
+                reconf, step_variant=self.variant,
+                reason=f"{reconf.reason}; delta {delta:.3g} <= {self.below:g}: switch to the {self.variant} step"))
         return reconf

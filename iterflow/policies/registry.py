@@ -1,10 +1,8 @@
-"""Policies: consulted at every barrier, they return a :class:`Reconfiguration`.
+"""The policies by their CLI names, and how one is built from options (once per run).
 
-A policy is a plain Python object that sees only the per-superstep history (a list of
-dicts, the same rows as the run's superstep table) and the resource model -- no
-SparkSession -- so it can be driven by hand-made statistics in tests.
-
-The adaptive policies live in :mod:`iterflow.policies` and are re-exported here:
+A policy is a plain Python object (:class:`~iterflow.policies.core.Policy`) that sees only the
+superstep records, the resource model, the layout observation and the run plan -- no
+SparkSession -- so it is driven by hand-made records in tests.
 
 * ``static`` -- :class:`StaticPolicy`, fixed executors (the baseline);
 * ``target`` -- :class:`TargetPolicy`, finish within a runtime target for the fewest
@@ -19,34 +17,15 @@ The adaptive policies live in :mod:`iterflow.policies` and are re-exported here:
 from __future__ import annotations
 
 import inspect
-from typing import Any, Protocol
+from typing import Any
 
 from iterflow.policies.base import AdaptivePolicy
+from iterflow.policies.core import Policy, StaticPolicy
 from iterflow.policies.dynamic import DynamicAllocationPolicy
 from iterflow.policies.rules import EfficiencyPolicy, FastestPolicy, TargetPolicy
-from iterflow.loop.reconfig import Reconfiguration
 
-History = list[dict[str, Any]]
-
-__all__ = ["AdaptivePolicy", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy", "History",
+__all__ = ["AdaptivePolicy", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
            "POLICIES", "Policy", "StaticPolicy", "TargetPolicy", "make_policy"]
-
-
-class Policy(Protocol):
-    name: str
-
-    def decide(self, history: History, model: Any = None) -> Reconfiguration:
-        """Called after the barrier of the last superstep in ``history``."""
-        ...
-
-
-class StaticPolicy:
-    """Fixed executors and partitions: the baseline every adaptive policy is measured against."""
-
-    name = "static"
-
-    def decide(self, history: History, model: Any = None) -> Reconfiguration:
-        return Reconfiguration.none("static policy: keep executors and partitions")
 
 
 POLICIES: dict[str, type] = {

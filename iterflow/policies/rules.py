@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.policies.base import AdaptivePolicy, Context, Want, rescale_pause
-from iterflow.policies.forecast import elapsed_seconds, mean_barrier, num
+from iterflow.loop.records import executor_seconds
+from iterflow.policies.base import AdaptivePolicy, Context, Want
+from iterflow.policies.forecast import elapsed_seconds, mean_barrier
 
 
 class TargetPolicy(AdaptivePolicy):
@@ -161,16 +162,14 @@ class FastestPolicy(AdaptivePolicy):
         t_base = float(pred.seconds([base], fc.works)[0] @ fc.weights)
         spent = would = 0.0
         for r in ctx.history:
-            wall, e = num(r.get("wall_seconds")) or 0.0, int(num(r.get("executors")) or 0)
-            spent += e * wall
-            # a rescale's wait and re-distribution are spent too, at the size asked for
-            spent += (rescale_pause(r) or 0.0) * max(e, int(num(r.get("executors_active")) or e))
+            spent += executor_seconds(r)  # a rescale's wait and re-distribution included
+            e, busy = r.executors, r.wall_seconds + r.barrier_seconds
             if e == base:
-                would += base * wall
+                would += base * busy
             elif pred.fitted:
-                would += base * float(pred.seconds([base], [num(r.get("work")) or 1.0])[0, 0])
+                would += base * (float(pred.seconds([base], [r.ran.work or 1.0])[0, 0]) + r.barrier_seconds)
             else:  # time ∝ work/cores: the same work at base executors
-                would += wall * (num(r.get("cores")) or e * pred.cpe) / pred.cpe
+                would += r.wall_seconds * (r.ran.cores or e * pred.cpe) / pred.cpe + base * r.barrier_seconds
         budget = base * t_base + would - spent
 
         def plan(b: float) -> tuple[np.ndarray, float, float]:

@@ -1,0 +1,123 @@
+"""The run's horizon: how many supersteps are left, the one rule policy, progress line and
+report all use.
+
+A :class:`RunPlan` is derived from the built program (:meth:`RunPlan.of`): the program stops
+at ``max_iterations`` or once its delta falls to ``tol``. Supersteps left after superstep
+``i``:
+
+* ``max_iterations − i`` without a tolerance (the program runs to its bound);
+* with one, the convergence trend: ``log(delta)`` fitted linear in the superstep over the
+  last ``window`` positive deltas (geometric convergence, as in PageRank or label
+  propagation) and extrapolated down to ``tol``, capped by the bound. ``tol`` 0 on a delta
+  that counts things (WCC: labels changed) means "below 1". 0 once ``delta <= tol``;
+* no bound and no usable trend (a plan made by hand without ``max_iterations``): as many again
+  as done so far, and the description says it is a guess.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from iterflow.loop.records import num
+
+MAX_REMAINING = 10_000
+
+
+def log_slope(points: Sequence[tuple[float, float | None]]) -> float | None:
+    """Least-squares slope of log(y) against x over points with y > 0 (None below 3 points)."""
+    pts = [(x, y) for x, y in points if y is not None and y > 0]
+    if len(pts) < 3:
+        return None
+    x, y = np.array(pts, float).T
+    if np.ptp(x) == 0:
+        return None
+    return float(np.polyfit(x, np.log(y), 1)[0])
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """Supersteps left after ``after`` (``None``: unknown) and where the figure came from."""
+
+    after: int
+    left: int | None
+    how: str
+    estimated: bool  # from the convergence trend or a guess, not a known count
+    bound: int | None = None  # what max_iterations leaves, when known
+
+    @property
+    def planning(self) -> int:
+        """Supersteps to plan for: the horizon, else the bound, else as many again as done."""
+        if self.left is not None:
+            return self.left
+        return self.bound if self.bound is not None else max(self.after, 1)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Where the run stops: ``max_iterations`` (``None``: not known) and ``tol``."""
+
+    max_iterations: int | None = None
+    tol: float | None = None
+    window: int = 5
+
+    @classmethod
+    def of(cls, program: Any) -> "RunPlan":
+        """The plan of a built :class:`~iterflow.loop.program.IterativeProgram`."""
+        return cls(int(program.max_iterations), program.tol)
+
+    def converged(self, delta: float | None) -> bool:
+        return self.tol is not None and delta is not None and delta <= self.tol
+
+    def remaining(self, superstep: int, deltas: Sequence[tuple[int, float | None]]) -> Horizon:
+        """Supersteps left after ``superstep``, given ``(superstep, delta)`` of the run so far."""
+        i = int(superstep)
+        bound = max(self.max_iterations - i, 0) if self.max_iterations else None
+        tail = [(float(s), num(d)) for s, d in deltas[-self.window:]]
+        tail = [(s, d) for s, d in tail if d is not None]
+        if bound == 0:
+            return Horizon(i, 0, f"~0 supersteps left: max_iterations {self.max_iterations} reached", False, 0)
+        est, how = self._estimate(tail)
+        if est is not None:
+            n = est if bound is None else min(est, bound)
+            if bound is not None and est > bound:
+                how += f", max_iterations leaves {bound}"
+            return Horizon(i, min(n, MAX_REMAINING), f"~{min(n, MAX_REMAINING)} supersteps left: {how}",
+                           n != bound, bound)
+        if bound is not None:  # under a tolerance with no trend yet, the count is not known
+            return Horizon(i, None if self.tol is not None else bound,
+                           f"~{bound} supersteps left: {bound} left of max_iterations {self.max_iterations}",
+                           self.tol is not None, bound)
+        guess = max(i, 1)
+        return Horizon(i, None, f"~{guess} supersteps left: remaining unknown, assuming {guess} more "
+                                f"(as many as done)", True)
+
+    def _estimate(self, tail: list[tuple[float, float]]) -> tuple[int | None, str]:
+        """Supersteps until the delta reaches ``tol`` on its geometric trend (None: cannot tell)."""
+        t = self.tol
+        if t is None or not tail:
+            return None, ""
+        last = tail[-1][1]
+        if last <= t:
+            return 0, f"converged: delta {last:.3g} <= tol {t:g}"
+        if t <= 0:
+            if not all(float(d).is_integer() for _, d in tail):
+                return None, ""  # a continuous delta never reaches 0 geometrically
+            t = 0.5  # a count below 1 is 0
+        slope = log_slope(tail)
+        if slope is None or slope >= -1e-6:
+            return None, ""
+        est = max(1, math.ceil((math.log(t) - math.log(last)) / slope - 1e-9))
+        return est, f"delta x{math.exp(slope):.2f}/superstep reaches tol {t:g} in ~{est}"
+
+    def horizon(self, history: Sequence[Any]) -> Horizon:
+        """:meth:`remaining` after the last of ``history`` (superstep records)."""
+        last = history[-1]
+        return self.remaining(last.superstep, [(r.superstep, r.ran.delta) for r in history])
+
+    def supersteps_left(self, history: Sequence[Any]) -> tuple[int, str]:
+        """``(n, how)`` for planning: the horizon, with an unknown one taken as the guess."""
+        h = self.horizon(history)
+        return h.planning, h.how

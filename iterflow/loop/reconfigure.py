@@ -1,0 +1,120 @@
+"""Step 5 of a superstep: apply a :class:`Reconfiguration` before the next superstep.
+
+Trisk's three dimensions, in this order:
+
+1. **resources** -- a scale-in first writes the state to the reliable checkpoint dir (local
+   checkpoint blocks on a removed executor could not be recomputed, checkpoint files can); then
+   executors are requested or removed through the actuator (:mod:`iterflow.actuate.executors`);
+2. **partitioning** -- after executors changed, the partition count follows the cores
+   (``partitions_follow_cores``: ``max(start, 2 x cores)``, never below the starting count --
+   Spark's tuning guide asks 2-3 tasks per core; scaling the starting ratio made 32 tiny
+   partitions of a job started with 8 on 1 core); a policy may also move bins
+   (``bin_assignment``) or set ``partitions``. The program re-places its cached inputs and its
+   state in job group ``relayout-<i>``, timed and measured apart from the supersteps;
+3. **logic** -- the program switches its step function (``step_variant``).
+
+What it achieved becomes the record's :class:`~iterflow.loop.records.Actuated` part. If
+executors are lost meanwhile, the state of the superstep is recomputed from the anchor under
+the new layout (what the failed relayout was making).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any, Sequence
+
+from iterflow.actuate.partitioning import moved_fraction, moved_load
+from iterflow.faults.recovery import Recovery
+from iterflow.loop.ports import Actuator, Engine, StatsSource
+from iterflow.loop.program import IterativeProgram, State
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.records import Actuated, SuperstepRecord
+
+MIN_TASKS_PER_CORE = 2
+
+
+def partitions_for(start: int, cores: int) -> int:
+    """The partition count at ``cores``: the starting count, or two tasks per core if more."""
+    return max(int(start), MIN_TASKS_PER_CORE * int(cores))
+
+
+class Reconfigurer:
+    """Applies reconfigurations to one run of ``program``; keeps its partition count."""
+
+    def __init__(self, engine: Engine, actuator: Actuator | None, stats: StatsSource | None,
+                 recovery: Recovery, program: IterativeProgram, partitions: int,
+                 follow_cores: bool = True) -> None:
+        self.engine, self.actuator, self.stats, self.recovery = engine, actuator, stats, recovery
+        self.program = program
+        self.start_partitions = self.partitions = int(partitions)
+        self.follow_cores = follow_cores
+
+    def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
+              history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
+        """The state after ``reconf`` and ``record`` with its ``actuated`` part."""
+        current = record.executors
+        act = Actuated(executors_requested=current, executors_active=current)
+        try:
+            state, act = self._apply(reconf, state, record.superstep, act)
+            return state, record.with_(actuated=act)
+        except Exception as exc:  # noqa: BLE001 - recompute re-raises what is not a loss
+            variant = reconf.step_variant or self.program.variant
+            state, recovered = self.recovery.recompute(exc, self.program, [*history, record],
+                                                       record.superstep, variant, record.recovered)
+            return state, record.with_(actuated=act, recovered=recovered)
+
+    def _apply(self, reconf: Reconfiguration, state: State, i: int,
+               act: Actuated) -> tuple[State, Actuated]:
+        program, engine = self.program, self.engine
+        current = act.executors_active or 0
+        partitions, assignment = reconf.partitions, reconf.bin_assignment
+        if reconf.executors is not None and reconf.executors != current and self.actuator is not None:
+            if reconf.executors < current and not self.recovery.is_anchor(state):
+                secured, _ = engine.barrier(state, reliable=True)
+                engine.release(state, keep=secured)
+                self.recovery.anchor_at(i, secured, program.variant)
+                state = secured
+            done = self.actuator.set_executors(reconf.executors)
+            cores = engine.snapshot().cores
+            act = replace(act, executors_requested=done.requested, executors_active=done.active,
+                          actuation_seconds=done.waited_seconds, actuation_note=done.note, cores_after=cores)
+            if done.active != done.before and partitions is None and assignment is None:
+                # the count follows the cores; an unchanged count still re-distributes
+                partitions = partitions_for(self.start_partitions, cores) if self.follow_cores \
+                    else self.partitions
+        if assignment is not None:
+            partitions = assignment.n_partitions
+        if partitions is not None:
+            state, act = self._relayout(state, i, partitions, assignment, act)
+        if reconf.step_variant is not None and reconf.step_variant != program.variant:
+            switched = program.switch_variant(reconf.step_variant, state)
+            act = replace(act, variant_after=reconf.step_variant)
+            new, _ = engine.barrier(switched, reliable=False)
+            engine.release(state, keep=new)
+            state = new
+        return state, act
+
+    def _relayout(self, state: State, i: int, partitions: int, assignment: Any,
+                  act: Actuated) -> tuple[State, Actuated]:
+        program, engine = self.program, self.engine
+        t0 = time.perf_counter()
+        group = f"relayout-{i}"
+        engine.job_group(group, "re-distribute cached inputs and state")
+        before = program.layout.assignment if program.layout is not None else None
+        self.partitions = partitions
+        engine.set_partitions(partitions)
+        moved = program.relayout(partitions, state, assignment)
+        new, _ = engine.barrier(moved, reliable=False)
+        engine.release(state, keep=new)
+        wall = time.perf_counter() - t0
+        act = replace(act, partitions_after=partitions, relayout_seconds=wall)
+        if before is not None and program.layout is not None:
+            after, load = program.layout.assignment, program.bin_load(new)
+            act = replace(act, bins_moved_fraction=moved_fraction(before, after))
+            if load is not None and load.sum() > 0:  # share of the work (edges) whose partition changed
+                act = replace(act, load_moved_fraction=moved_load(before, after, load) / load.sum())
+        if self.stats is not None:
+            figures = self.stats.collect_group(group, wall, engine.snapshot())
+            act = replace(act, relayout_shuffle_bytes=figures.shuffle_read_bytes,
+                          relayout_remote_bytes=figures.shuffle_remote_bytes)
+        return new, act

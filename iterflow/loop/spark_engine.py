@@ -1,0 +1,81 @@
+"""The loop's :class:`~iterflow.loop.ports.Engine` on Spark: job groups, barriers, checkpoints.
+
+The barrier: every superstep each state frame is local-checkpointed (blocks kept on the
+executors; the row count is the job that materializes it), so the plan of the next superstep starts from a leaf and planning time stays
+flat over hundreds of supersteps. At superstep 0, every ``checkpoint_interval`` supersteps and
+before a scale-in it is written to the reliable checkpoint dir instead: the point a run is
+recomputed from after losing executors (:mod:`iterflow.faults.recovery`) and the state a
+resumed run starts from.
+"""
+from __future__ import annotations
+
+import logging
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+
+from iterflow.loop.ports import ExecutorSnapshot
+from iterflow.loop.program import State
+from iterflow.observe.sparkinfo import executor_snapshot
+
+log = logging.getLogger(__name__)
+
+
+class SparkEngine:
+    """Runs the loop's Spark-side steps on ``spark``."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.sc = spark.sparkContext
+
+    def job_group(self, name: str, description: str) -> None:
+        self.sc.setJobGroup(name, description, interruptOnCancel=False)
+
+    def set_partitions(self, partitions: int) -> None:
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+
+    def barrier(self, state: State, reliable: bool) -> tuple[State, dict[str, int]]:
+        """Materialize every frame and cut its lineage (see the module docstring)."""
+        rows: dict[str, int] = {}
+        frames: dict[str, DataFrame] = {}
+        for name, df in state.frames.items():
+            if reliable:
+                cached = df.persist(StorageLevel.MEMORY_AND_DISK)
+                rows[name] = cached.count()
+                df = cached.checkpoint(eager=True).persist(StorageLevel.MEMORY_AND_DISK)
+                cached.unpersist()
+            else:
+                # lazy: the count is the job that materializes the checkpoint (one job, not an
+                # eager checkpoint job and then a count job over its blocks)
+                df = df.localCheckpoint(eager=False)
+                rows[name] = df.count()
+            frames[name] = df
+        return State(frames, dict(state.values)), rows
+
+    def release(self, old: State, keep: State) -> None:
+        """Free the previous state's frames (those not carried over unchanged): their cache
+        entries and the blocks of their local-checkpoint RDDs, which ``unpersist`` alone keeps.
+        (A reliably checkpointed frame stays readable: its files are not touched.)"""
+        kept = {id(df) for df in keep.frames.values()}
+        for df in old.frames.values():
+            if id(df) not in kept:
+                df.unpersist()
+                try:
+                    df._jdf.queryExecution().logical().rdd().unpersist(False)
+                except Exception:  # noqa: BLE001 - not a checkpointed leaf: nothing more to free
+                    pass
+
+    def discard(self, state: State) -> None:
+        """Delete the reliable-checkpoint files behind ``state``'s frames (an anchor that a newer
+        one replaced), so a long run does not keep every checkpoint it ever wrote."""
+        for df in state.frames.values():
+            try:
+                opt = df._jdf.queryExecution().logical().rdd().getCheckpointFile()
+                if opt.isDefined():
+                    path = self.sc._jvm.org.apache.hadoop.fs.Path(opt.get())
+                    path.getFileSystem(self.sc._jsc.hadoopConfiguration()).delete(path, True)
+            except Exception as exc:  # noqa: BLE001 - not a checkpointed leaf, or already gone: disk only
+                log.debug("checkpoint files not deleted: %s", str(exc).splitlines()[0][:200])
+
+    def snapshot(self) -> ExecutorSnapshot:
+        return executor_snapshot(self.sc)
+

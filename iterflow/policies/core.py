@@ -1,0 +1,105 @@
+"""What the driver asks of a policy, and the decision log every policy keeps.
+
+Shape after dask/distributed's ``deploy/adaptive_core.py``: a policy only *decides* (the loop
+acts), and keeps a bounded log of the changes it asked for. Every policy and wrapper
+(:mod:`iterflow.policies.layout`) has the same surface, so the loop never probes for methods.
+"""
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any, NamedTuple, Protocol, Sequence
+
+from iterflow.loop.plan import RunPlan
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.records import Layout, SuperstepRecord
+
+logger = logging.getLogger(__name__)
+
+History = Sequence[SuperstepRecord]
+LOG_LENGTH = 1000  # entries a policy keeps (dask keeps its log in a bounded deque too)
+
+
+class LogEntry(NamedTuple):
+    """One decision that changed something: superstep, ``up``/``down``/``same`` for executors
+    (``same`` with a partitioning or logic change) and the reason."""
+
+    superstep: int
+    decision: str
+    reason: str
+
+
+class Policy(Protocol):
+    """Everything the loop asks of a policy."""
+
+    name: str
+    log: "deque[LogEntry]"
+
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
+        """Called after the barrier of the last superstep in ``history`` (its record has no
+        decision yet); ``layout``: that superstep's bin layout observation; ``plan``: where the
+        run stops (the program's bound and tolerance)."""
+        ...
+
+    def spark_conf(self) -> dict[str, str]:
+        """Spark settings the session needs for this policy (dynamic allocation has some)."""
+        ...
+
+    def learn_rescales(self, history: History) -> int:
+        """Learn what a rescale costs from earlier runs' records; returns how many were seen."""
+        ...
+
+
+class PolicyBase:
+    """The common surface: a name, the bounded log of changes, no Spark settings, nothing to
+    learn from earlier runs. Subclasses implement :meth:`decide`."""
+
+    name = "policy"
+
+    def __init__(self) -> None:
+        self.log: deque[LogEntry] = deque(maxlen=LOG_LENGTH)
+
+    def spark_conf(self) -> dict[str, str]:
+        return {}
+
+    def learn_rescales(self, history: History) -> int:
+        return 0
+
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
+        raise NotImplementedError
+
+    def _logged(self, superstep: int, current: int, reconf: Reconfiguration) -> Reconfiguration:
+        """Log ``reconf`` if it changes anything; every policy's decisions go through here."""
+        decision = reconf.decision(current)
+        layout_or_logic = (reconf.partitions, reconf.bin_assignment, reconf.step_variant) != (None,) * 3
+        if decision != "same" or layout_or_logic:
+            self.log.append(LogEntry(superstep, decision, reconf.reason))
+        logger.info("%s policy, superstep %d: %s (%s)", self.name, superstep, decision, reconf.reason)
+        return reconf
+
+
+class Wrapper(PolicyBase):
+    """A policy that adds to the decisions of ``inner`` (partitioning, logic); it shares the
+    inner policy's Spark settings and what it learns from earlier runs."""
+
+    def __init__(self, inner: Policy) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def spark_conf(self) -> dict[str, str]:
+        return self.inner.spark_conf()
+
+    def learn_rescales(self, history: History) -> int:
+        return self.inner.learn_rescales(history)
+
+
+class StaticPolicy(PolicyBase):
+    """Fixed executors and partitions: the baseline every adaptive policy is measured against."""
+
+    name = "static"
+
+    def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
+               plan: RunPlan | None = None) -> Reconfiguration:
+        return Reconfiguration.none("static policy: keep executors and partitions")

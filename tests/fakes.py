@@ -1,0 +1,167 @@
+"""In-memory fakes and helpers shared by the Spark-free tests."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from iterflow.loop.records import SuperstepRecord, records
+
+
+def H(history: Sequence[Mapping[str, Any] | SuperstepRecord], model: Any = None, **kw: Any) -> dict[str, Any]:
+    """``policy.decide(**H(rows, model))``: hand-made table rows as the loop hands them to a
+    policy -- records, the model, and the last superstep's layout observation."""
+    recs = records(history)
+    return {"history": recs, "model": model, "layout": recs[-1].layout if recs else None, **kw}
+
+
+# -- the loop's ports, in memory -----------------------------------------------------------------
+from dataclasses import dataclass, field  # noqa: E402
+
+from iterflow.loop.ports import Actuation, ExecutorSnapshot  # noqa: E402
+from iterflow.loop.program import IterativeProgram, State  # noqa: E402
+from iterflow.loop.reconfig import Reconfiguration  # noqa: E402
+from iterflow.loop.records import Stats  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A state 'frame': a number, and whether it was reliably checkpointed."""
+
+    value: float
+    reliable: bool = False
+
+
+class LostExecutor(Exception):
+    """What Spark raises when a superstep lost executors (the text carries a loss marker)."""
+
+    def __init__(self) -> None:
+        super().__init__("org.apache.spark.SparkException: ExecutorLostFailure (executor 1 exited)")
+
+
+@dataclass
+class FakeEngine:
+    """Barriers that count, job groups and calls in ``events``; ``fail`` holds the job groups
+    whose next barrier raises :class:`LostExecutor` once."""
+
+    executors: int = 2
+    cores_per_executor: int = 1
+    events: list = field(default_factory=list)
+    fail: set = field(default_factory=set)
+    group: str = ""
+    discarded: int = 0
+
+    def job_group(self, name: str, description: str) -> None:
+        self.group = name
+        self.events.append(("group", name))
+
+    def set_partitions(self, partitions: int) -> None:
+        self.events.append(("partitions", partitions))
+
+    def barrier(self, state: State, reliable: bool):
+        if self.group in self.fail:
+            self.fail.discard(self.group)
+            raise LostExecutor()
+        self.events.append(("barrier", self.group, reliable))
+        frames = {k: Frame(v.value, reliable) for k, v in state.frames.items()}
+        return State(frames, dict(state.values)), {k: 100 for k in frames}
+
+    def release(self, old: State, keep: State) -> None:
+        pass
+
+    def discard(self, state: State) -> None:
+        self.discarded += 1
+
+    def snapshot(self) -> ExecutorSnapshot:
+        return ExecutorSnapshot(self.executors, self.executors * self.cores_per_executor,
+                                tuple(str(i) for i in range(self.executors)))
+
+
+@dataclass
+class FakeStats:
+    engine: FakeEngine
+    collected: list = field(default_factory=list)
+
+    def collect(self, superstep, wall_seconds, snapshot, state=None) -> Stats:
+        self.collected.append(superstep)
+        self.engine.events.append(("stats", superstep))
+        return Stats(tasks=float(snapshot.cores * 2))
+
+    def collect_group(self, group, wall_seconds, snapshot) -> Stats:
+        self.engine.events.append(("stats", group))
+        return Stats(shuffle_read_bytes=10.0, shuffle_remote_bytes=5.0)
+
+
+@dataclass
+class FakeActuator:
+    engine: FakeEngine
+
+    def set_executors(self, target: int) -> Actuation:
+        before = self.engine.executors
+        self.engine.executors = target
+        self.engine.events.append(("executors", target))
+        return Actuation(target, before, target, 0.5)
+
+
+class FakeModel:
+    """Learns nothing; remembers what it was fed and predicts ``10 / cores`` seconds."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[float, float, float]] = []
+        self.batches = 0
+
+    @property
+    def fitted(self) -> bool:
+        return bool(self.rows)
+
+    def observe(self, scale_out, work, seconds):
+        self.rows.append((scale_out, work, seconds))
+
+    def observe_many(self, rows):
+        rows = list(rows)
+        if rows:
+            self.batches += 1
+            self.rows.extend(rows)
+
+    def predict_seconds(self, scale_out, work=1.0):
+        return 10.0 / scale_out
+
+
+class Doubling(IterativeProgram):
+    """x <- x + 1 each superstep (delta: 1/x, so a tolerance ends it); fake frames only."""
+
+    name = "doubling"
+    variants = ("default", "fast")
+
+    def init(self, spark) -> State:
+        return State({"x": Frame(0.0)})
+
+    def step(self, state: State, superstep: int) -> State:
+        return State({"x": Frame(state.frames["x"].value + 1)})
+
+    def delta(self, old: State, new: State, rows) -> float:
+        return 1.0 / new.frames["x"].value
+
+    def result(self, state: State) -> float:
+        return state.frames["x"].value
+
+
+class ScriptedPolicy:
+    """Returns ``script[superstep]`` (else no change); remembers what each call saw."""
+
+    name = "scripted"
+
+    def __init__(self, script: dict | None = None) -> None:
+        self.script = script or {}
+        self.seen: list = []
+        self.learned: list = []
+        self.log: list = []
+
+    def decide(self, history, model=None, *, layout=None, plan=None) -> Reconfiguration:
+        self.seen.append((len(history), history[-1].superstep, history[-1].decided, plan))
+        return self.script.get(history[-1].superstep, Reconfiguration.none("keep"))
+
+    def spark_conf(self) -> dict:
+        return {}
+
+    def learn_rescales(self, history) -> int:
+        self.learned.append(list(history))
+        return len(history)

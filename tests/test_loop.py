@@ -1,0 +1,131 @@
+"""The loop's logic against in-memory fakes, no SparkSession (as dask tests ``AdaptiveCore``):
+the order of a superstep, what feeds the model, when the policy is asked, recovery and resume
+bookkeeping, warm start and the first executors."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from fakes import Doubling, FakeActuator, FakeEngine, FakeModel, FakeStats, ScriptedPolicy
+from iterflow.faults.recovery import RecoveryError, Resume
+from iterflow.loop.driver import IterationDriver
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.records import SuperstepRecord, table
+
+
+def make(policy=None, executors: int = 2, **kw):
+    engine = FakeEngine(executors)
+    model = kw.pop("model", FakeModel())
+    driver = IterationDriver(None, policy or ScriptedPolicy(), engine=engine, stats=FakeStats(engine),
+                             actuator=FakeActuator(engine), model=model, partitions=4, **kw)
+    return driver, engine, model
+
+
+def test_one_superstep_runs_observes_decides_and_actuates_in_that_order():
+    policy = ScriptedPolicy({2: Reconfiguration("more", executors=3)})
+    driver, engine, _ = make(policy)
+    res = driver.run(Doubling(max_iterations=3))
+    ev = [e for e in engine.events if e[0] != "partitions"]
+    i2 = ev.index(("group", "superstep-2"))
+    # superstep 2: its jobs, its barrier, its statistics -- then the executors the policy asked for
+    assert ev[i2:i2 + 4] == [("group", "superstep-2"), ("barrier", "superstep-2", False), ("stats", 2),
+                             ("executors", 3)]
+    assert ev.index(("executors", 3)) < ev.index(("group", "superstep-3"))
+    assert res.output == 3.0 and [r.executors for r in res.records] == [2, 2, 3]
+    # the policy is asked once per barrier, with the records so far; the last has no decision yet
+    assert [(n, s) for n, s, _, _ in policy.seen] == [(1, 1), (2, 2), (3, 3)]
+    assert all(decided is None for _, _, decided, _ in policy.seen)
+    assert policy.seen[0][3].max_iterations == 3  # the run plan comes from the program
+    r2 = res.records[1]
+    assert r2.decided.decision == "up" and r2.actuated.executors_requested == 3
+    assert r2.actuated.executors_active == 3 and r2.actuated.cores_after == 3
+    assert r2.actuated.partitions_after == 6  # two tasks per core once the cores outgrow the start
+
+
+def test_the_policy_is_not_asked_at_the_converged_barrier():
+    policy = ScriptedPolicy()
+    driver, _, _ = make(policy)
+    res = driver.run(Doubling(max_iterations=50, tol=0.25))  # delta 1/x <= 0.25 at x = 4
+    assert res.converged and len(res.records) == 4
+    assert len(policy.seen) == 3 and res.records[-1].decided.reason == "converged"
+    assert res.records[-1].decided.remaining_supersteps == 0
+
+
+def test_model_learns_steady_supersteps_only_and_prices_the_cold_one():
+    policy = ScriptedPolicy({3: Reconfiguration("more", executors=4)})
+    driver, _, model = make(policy)
+    res = driver.run(Doubling(max_iterations=6))
+    # superstep 1 (warm-up) and 4 (first at 4 executors: cold) are not fed
+    fed = [r.superstep for r in res.records if any(w == r.wall_seconds for _, _, w in model.rows)]
+    assert fed == [2, 3, 5, 6]
+    cold = res.records[3]
+    assert cold.predicted.cold_seconds is not None  # its excess over the prediction: part of the rescale
+    assert all(r.predicted.cold_seconds is None for r in res.records if r.superstep != 4)
+    assert res.records[2].actuated.pause_seconds == pytest.approx(0.5 + res.records[2].actuated.relayout_seconds)
+
+
+def test_a_lost_executor_rewinds_to_the_anchor_and_replays():
+    driver, engine, _ = make(checkpoint_interval=2)
+    engine.fail.add("superstep-5")  # the barrier of superstep 5 loses an executor once
+    res = driver.run(Doubling(max_iterations=6))
+    assert res.output == 6.0  # the replayed state is the lost one
+    r5 = res.records[4].recovered
+    assert r5.recovered_from == 4 and r5.replays == 0 and r5.recoveries == 1
+    assert "ExecutorLostFailure" in r5.recovery_error
+    assert all(r.recovered is None for r in res.records if r.superstep != 5)
+    engine2 = make(checkpoint_interval=10)
+    engine2[1].fail.add("superstep-3")
+    res2 = engine2[0].run(Doubling(max_iterations=4))
+    assert res2.output == 4.0 and res2.records[2].recovered.replays == 2  # from superstep 0: 1, 2 again
+
+
+def test_recovery_gives_up_after_max_recoveries_and_reraises_other_errors():
+    driver, engine, _ = make(max_recoveries=0)
+    engine.fail.add("superstep-2")
+    with pytest.raises(RecoveryError, match="gave up after 0 recoveries"):
+        driver.run(Doubling(max_iterations=3))
+
+    class Broken(Doubling):
+        def step(self, state, superstep):
+            raise ValueError("a bug, not a loss")
+
+    with pytest.raises(ValueError, match="a bug"):
+        make()[0].run(Broken(max_iterations=2))
+
+
+def test_resume_keeps_the_saved_records_and_feeds_the_model_by_the_same_rule():
+    saved: list = []
+    first, _, _ = make(checkpoint_interval=2, on_checkpoint=lambda a, v, rows: saved.append((a, v, rows)))
+    whole = first.run(Doubling(max_iterations=5))
+    anchor, variant, rows = next(s for s in saved if s[0].superstep == 2)
+    assert [r["superstep"] for r in rows] == [1, 2]
+    driver, _, model = make()
+    res = driver.run(Doubling(max_iterations=5), resume=Resume(2, anchor.state, variant, variant, rows))
+    assert res.output == whole.output == 5.0
+    assert table(res.records[:2]).equals(pd.DataFrame(rows))  # the saved supersteps, unchanged
+    assert res.records[2].recovered.resumed_from == 2
+    assert model.batches == 1 and len(model.rows) >= 1  # superstep 2 of the saved ones, in one refit
+
+
+def test_warm_start_and_first_executors_go_through_the_loop():
+    past = [{"superstep": i, "wall_seconds": 2.0, "executors": e, "cores": e, "work": 100.0}
+            for i, e in [(1, 1), (2, 1), (3, 2), (4, 2)]]  # superstep 3 is cold: not fed
+    policy = ScriptedPolicy()
+    driver, engine, model = make(policy, executors=1, start_executors=3, past=past)
+    driver.run(Doubling(max_iterations=2))
+    assert engine.events.index(("executors", 3)) < engine.events.index(("group", "init"))
+    assert model.batches == 1 and [r[0] for r in model.rows[:2]] == [1.0, 2.0]
+    assert len(policy.learned) == 1 and [r.superstep for r in policy.learned[0]] == [1, 2, 3, 4]
+
+
+def test_the_table_is_made_from_the_records_alone():
+    res = make()[0].run(Doubling(max_iterations=3))
+    t = res.supersteps
+    assert t.equals(table(res.records))
+    for col in ("superstep", "wall_seconds", "executors", "cores", "partitions", "delta", "work", "state_rows",
+                "checkpointed", "variant", "tasks", "predicted_seconds", "decision", "reason", "barrier_seconds",
+                "executors_requested", "executors_active", "next_predicted_seconds", "remaining_supersteps"):
+        assert col in t.columns, col
+    again = [SuperstepRecord.from_row(r) for r in t.to_dict("records")]
+    assert [r.row().keys() for r in again] == [r.row().keys() for r in res.records]
+    assert "_bin_load" not in t.columns and "bin_load" not in t.columns
