@@ -5,14 +5,21 @@ Start at 1/|V|; every superstep
 an undirected edge counts in both directions. Runs a fixed number of supersteps, or stops
 early once the L1 change of the ranks falls to ``tol``.
 
-Layout: vertex ids hash into bins, bins map to partitions (:class:`~iterflow.actuate.bins.BinLayout`).
-Ranks, vertex ids and dangling vertices are placed by the vertex's bin, edges by their
-source's bin and carry their destination's partition key ``dpk``. Costs per superstep: one
-shuffle -- the contributions, to their destination's partition; the join of edges with ranks
-and of contributions with vertices are co-partitioned and move nothing -- a tiny aggregate
-of the dangling mass, and, when a tolerance is set, a co-partitioned join for the L1 delta.
-Moving bins (hotspots) or changing the partition count re-places only the rows whose bin
-changed partition; ``bin_load`` (edges out of + into each bin) is what the rebalancer balances.
+Layout (``layout``):
+
+* ``"hash"`` (default) -- what a hand-written loop does: edges hash-partitioned by source,
+  vertices and ranks by id. Per superstep one shuffle, the contributions, aggregated map-side
+  first (``groupBy(dst)``: partial sums per partition, then one exchange by destination, which
+  is also the vertices' partitioning, so the join with them moves nothing);
+* ``"bins"`` -- vertex ids hash into bins, bins map to partitions
+  (:class:`~iterflow.actuate.bins.BinLayout`); ranks, vertex ids and dangling vertices are
+  placed by the vertex's bin, edges by their source's bin and carry their destination's
+  partition key ``dpk``. Moving bins (hotspots) or changing the partition count re-places only
+  the rows whose bin changed partition; ``bin_load`` (edges out of + into each bin) is what
+  the rebalancer balances. The price: the contributions are shuffled to their partition key
+  before they are summed (no map-side partial sums) and every frame carries ``pk``. So the
+  bins are used where they are asked for (``iterflow run --rebalance`` lays PageRank out so);
+  a rescale of a hash-laid-out run re-partitions by hash.
 
 Two step functions (``variants``):
 
@@ -41,7 +48,8 @@ class PageRank(IterativeProgram):
 
     def __init__(self, graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tol: float | None = None, *, n_bins: int = DEFAULT_BINS,
-                 delta_threshold: float | None = None, measure_delta: bool = False) -> None:
+                 delta_threshold: float | None = None, measure_delta: bool = False,
+                 layout: str = "hash") -> None:
         super().__init__(max_iterations, tol)
         if not 0 < damping < 1:
             raise ValueError(f"damping must be in (0, 1) (got {damping})")
@@ -52,6 +60,14 @@ class PageRank(IterativeProgram):
         self.n_bins = n_bins
         self.delta_threshold = delta_threshold  # None: 1e-4 / |V| (set in init)
         self.measure_delta = measure_delta or tol is not None
+        if layout not in ("hash", "bins"):
+            raise ValueError(f"layout must be 'hash' or 'bins' (got {layout!r})")
+        self.binned = layout == "bins"
+
+    @property
+    def keys(self) -> list[str]:
+        """The columns ranks are joined on: ``[pk, id]`` under bins, ``[id]`` under hash."""
+        return [PK, "id"] if self.binned else ["id"]
 
     # -- layout ------------------------------------------------------------------------------
     def init(self, spark: SparkSession) -> State:
@@ -63,21 +79,30 @@ class PageRank(IterativeProgram):
         self.n = g.vertices.count()
         if self.delta_threshold is None:
             self.delta_threshold = 1e-4 / self.n
-        self.layout = BinLayout.uniform(spark, self.partitions, self.n_bins)
         weighted = edges.join(outdeg, "src").select("src", "dst", (1.0 / F.col("outdeg")).alias("w"))
         dangling = g.vertices.select("id").join(outdeg.withColumnRenamed("src", "id"), "id", "left_anti")
+        if self.binned:
+            self.layout = BinLayout.uniform(spark, self.partitions, self.n_bins)
         self._place_inputs(weighted, g.vertices.select("id"), dangling)
         self.links_count = self.links.count()
-        self._bin_load = self.layout.bin_counts(self.links, "src", "dst")
-        ranks = self.vertex_ids.select(PK, "id", F.lit(1.0 / self.n).alias("rank"))
+        if self.binned:
+            self._bin_load = self.layout.bin_counts(self.links, "src", "dst")
+        ranks = self.vertex_ids.select(*self.keys, F.lit(1.0 / self.n).alias("rank"))
         return State({"ranks": ranks})
+
+    def _place(self, df: DataFrame, key: str) -> DataFrame:
+        """``df`` on the partition of ``key``: its bin's under bins, Spark's hash otherwise."""
+        if self.binned:
+            return self.layout.place(df.drop(PK), key)
+        return df.drop(PK).repartition(self.partitions, key)
 
     def _place_inputs(self, weighted: DataFrame, vertex_ids: DataFrame, dangling: DataFrame) -> None:
         """Place (lazily, then cache and materialize) edges, vertex ids and dangling vertices."""
-        lay = self.layout
-        links = self.owns(lay.place(lay.with_pk(weighted, "dst", "dpk"), "src").cache())
-        ids = self.owns(lay.place(vertex_ids, "id").cache())
-        dang = self.owns(lay.place(dangling, "id").cache())
+        if self.binned:
+            weighted = self.layout.with_pk(weighted, "dst", "dpk")
+        links = self.owns(self._place(weighted, "src").cache())
+        ids = self.owns(self._place(vertex_ids, "id").cache())
+        dang = self.owns(self._place(dangling, "id").cache())
         for df in (links, ids, dang):
             df.count()
         self.links, self.vertex_ids, self.dangling = links, ids, dang
@@ -87,30 +112,35 @@ class PageRank(IterativeProgram):
         count changed, for the minimal-movement rescale of the current assignment)."""
         from iterflow.actuate.partitioning import rescale
 
-        if assignment is None:
+        old = (self.links, self.vertex_ids, self.dangling)
+        if assignment is None and self.binned:
             # Count-balanced, not load-guided: releasing the lightest bins would hand the new
             # partitions only light (on small graphs: empty) bins. Hashed bins balance load in
             # expectation; residual skew is the rebalancer's job.
             assignment = rescale(self.layout.assignment, partitions)
-        self.partitions = assignment.n_partitions
-        old = (self.links, self.vertex_ids, self.dangling)
-        self.layout = self.layout.moved_to(assignment)
-        self._place_inputs(old[0].drop(PK, "dpk"), old[1].drop(PK), old[2].drop(PK))
+        if assignment is not None and not self.binned:
+            raise ValueError("bin moves need PageRank(layout='bins') (iterflow run --rebalance lays it out so)")
+        if assignment is not None:
+            self.partitions = assignment.n_partitions
+            self.layout = self.layout.moved_to(assignment)
+        else:
+            self.partitions = partitions
+        self._place_inputs(old[0].drop("dpk"), old[1], old[2])
         for df in old:
             self.free(df)
-        frames = {name: self.layout.place(df.drop(PK), "id") for name, df in state.frames.items()}
+        frames = {name: self._place(df, "id") for name, df in state.frames.items()}
         return State(frames, dict(state.values))
 
     def restore(self, state: State) -> State:
         """Ranks read back from a checkpoint, re-placed by the current bin layout (their ``pk``
         may be of another layout, and the joins on ``[pk, id]`` rely on it)."""
-        frames = {name: self.layout.place(df.drop(PK), "id") for name, df in state.frames.items()}
+        frames = {name: self._place(df, "id") for name, df in state.frames.items()}
         return State(frames, dict(state.values))
 
     def bin_load(self, state: State) -> np.ndarray:
         """Edges out of and into each bin: the join stage works by source, the aggregation by
-        destination. Static for PageRank, so measured once (in ``init``)."""
-        return self._bin_load
+        destination. Static for PageRank, so measured once (when the bins are laid out)."""
+        return self._bin_load if self.binned else None
 
     # -- supersteps --------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:
@@ -118,21 +148,24 @@ class PageRank(IterativeProgram):
 
     def _mass(self, ranks: DataFrame) -> DataFrame:
         """The dangling vertices' rank mass, one row (broadcast into the update)."""
-        return F.broadcast(ranks.join(self.dangling, [PK, "id"])
+        return F.broadcast(ranks.join(self.dangling, self.keys)
                            .agg(F.coalesce(F.sum("rank"), F.lit(0.0)).alias("m")))
 
     def _messages(self, senders: DataFrame, value: str) -> DataFrame:
         """``sum(value * w)`` per destination, on the destination's partition (the one shuffle)."""
-        sent = (self.links.join(senders.withColumnRenamed("id", "src"), [PK, "src"])
-                .select(F.col("dpk").alias(PK), F.col("dst").alias("id"), (F.col(value) * F.col("w")).alias("c")))
+        src = [PK, "src"] if self.binned else ["src"]
+        sent = self.links.join(senders.withColumnRenamed("id", "src"), src)
+        if not self.binned:  # partial sums map-side, one exchange by destination
+            return sent.groupBy(F.col("dst").alias("id")).agg(F.sum(F.col(value) * F.col("w")).alias("c"))
+        sent = sent.select(F.col("dpk").alias(PK), F.col("dst").alias("id"), (F.col(value) * F.col("w")).alias("c"))
         return self.layout.colocate(sent).groupBy(PK, "id").agg(F.sum("c").alias("c"))
 
     def _step_full(self, state: State) -> State:
         d, n = self.damping, self.n
         ranks = state.frames["ranks"]
-        new = (self.vertex_ids.join(self._messages(ranks, "rank"), [PK, "id"], "left")
+        new = (self.vertex_ids.join(self._messages(ranks, "rank"), self.keys, "left")
                .crossJoin(self._mass(ranks))
-               .select(PK, "id", ((1 - d) / n + d * F.coalesce(F.col("c"), F.lit(0.0))
+               .select(*self.keys, ((1 - d) / n + d * F.coalesce(F.col("c"), F.lit(0.0))
                                   + d * F.col("m") / n).alias("rank")))
         return State({"ranks": new})
 
@@ -140,18 +173,18 @@ class PageRank(IterativeProgram):
         d, n, th = self.damping, self.n, self.delta_threshold
         v = state.frames["ranks"]
         moved = F.abs(F.col("rank") - F.col("sent")) > F.lit(th)
-        changed = v.where(moved).select(PK, "id", (F.col("rank") - F.col("sent")).alias("dr"))
+        changed = v.where(moved).select(*self.keys, (F.col("rank") - F.col("sent")).alias("dr"))
         acc = F.col("acc") + F.coalesce(F.col("c"), F.lit(0.0))
-        new = (v.join(self._messages(changed, "dr"), [PK, "id"], "left")
+        new = (v.join(self._messages(changed, "dr"), self.keys, "left")
                .crossJoin(self._mass(v))
-               .select(PK, "id", ((1 - d) / n + d * acc + d * F.col("m") / n).alias("rank"),
+               .select(*self.keys, ((1 - d) / n + d * acc + d * F.col("m") / n).alias("rank"),
                        F.when(moved, F.col("rank")).otherwise(F.col("sent")).alias("sent"),
                        acc.alias("acc")))
         return State({"ranks": new})
 
     def switch_variant(self, variant: str, state: State) -> State:
         state = super().switch_variant(variant, state)
-        ranks = state.frames["ranks"].select(PK, "id", "rank")
+        ranks = state.frames["ranks"].select(*self.keys, "rank")
         if variant == "delta":
             ranks = ranks.withColumn("sent", F.lit(0.0)).withColumn("acc", F.lit(0.0))
         return State({"ranks": ranks}, dict(state.values))
@@ -160,9 +193,9 @@ class PageRank(IterativeProgram):
         """L1 change of the ranks (computed only when a tolerance or a logic switch asks for it)."""
         if not self.measure_delta:
             return None
-        a = old.frames["ranks"].select(PK, "id", F.col("rank").alias("a"))
-        b = new.frames["ranks"].select(PK, "id", F.col("rank").alias("b"))
-        return float(a.join(b, [PK, "id"]).agg(F.sum(F.abs(F.col("a") - F.col("b")))).first()[0])
+        a = old.frames["ranks"].select(*self.keys, F.col("rank").alias("a"))
+        b = new.frames["ranks"].select(*self.keys, F.col("rank").alias("b"))
+        return float(a.join(b, self.keys).agg(F.sum(F.abs(F.col("a") - F.col("b")))).first()[0])
 
     def work(self, rows_before: dict[str, int], rows_after: dict[str, int]) -> float:
         """Every edge carries a contribution each superstep (an upper bound under ``delta``)."""
@@ -173,4 +206,4 @@ class PageRank(IterativeProgram):
 
     def params(self) -> dict[str, object]:
         return {**super().params(), "damping": self.damping, "directed": self.graph.directed,
-                "n_bins": self.n_bins, "delta_threshold": self.delta_threshold}
+                "n_bins": self.n_bins, "layout": "bins" if self.binned else "hash", "delta_threshold": self.delta_threshold}

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness import (K, Collector, cluster, graph_path, initial_centers, parse_args, points_path, report,
+from harness import (K, RESULTS, Collector, cluster, graph_path, initial_centers, parse_args, points_path, report,
                      stat_row, summarize, warm_up)
-from peers import graphx_cc, hand_pagerank, mllib_kmeans, ml_kmeans
+from peers import graphx_cc, hand_inputs, hand_pagerank, hand_step, mllib_kmeans, ml_kmeans
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.cluster import jars
@@ -74,6 +74,30 @@ def peer_row(args: Any, job: str, system: str, rep: int, setup: float, iters: li
     return row
 
 
+def pagerank_plans(spark: Any, g: Any, partitions: int) -> str:
+    """The physical plans of one PageRank superstep, iterflow's and the hand loop's, side by
+    side (what runs; read them before guessing where the time goes)."""
+    from pyspark.sql import functions as F
+
+    from iterflow.loop.spark_engine import SparkEngine
+
+    out = []
+    for layout in ("hash", "bins"):
+        prog = PageRank(g, max_iterations=1, layout=layout)
+        prog.partitions = partitions
+        state, _ = SparkEngine(spark).barrier(prog.init(spark), reliable=False)
+        plan = prog.step(state, 1).frames["ranks"]._jdf.queryExecution().executedPlan().toString()
+        out.append(f"== iterflow PageRank superstep, layout={layout} ==\n{plan}")
+        prog.release()
+    links, verts, dangling, n = hand_inputs(g.edges, g.vertices, partitions)
+    ranks = verts.select("id", F.lit(1.0 / n).alias("rank")).localCheckpoint(eager=True)
+    plan = hand_step(links, verts, dangling, ranks, n)._jdf.queryExecution().executedPlan().toString()
+    out.append(f"== hand-written loop, one iteration ==\n{plan}")
+    for df in (links, verts, dangling):
+        df.unpersist()
+    return "\n".join(out)
+
+
 def iterflow_row(job: str, rep: int, run: Any) -> dict:
     later = run.later
     return {"job": job, "system": "iterflow", "rep": rep, "setup_seconds": run.init_seconds,
@@ -100,6 +124,9 @@ def main() -> int:
         act = ExecutorActuator(spark.sparkContext)
         g = load_graph(spark, str(data), "edgelist", partitions=args.partitions)
         if "pagerank" in args.jobs:
+            plans = pagerank_plans(spark, g, args.partitions)
+            (RESULTS / f"{NAME}_plans.txt").write_text(plans + "\n")
+            print(f"  physical plans of one superstep: {RESULTS / f'{NAME}_plans.txt'}", flush=True)
             warm_up(spark, PageRank(g, max_iterations=1), args)
             for rep in range(args.reps):
                 run = track(PageRank(g, max_iterations=n), "pagerank", rep)

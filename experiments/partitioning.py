@@ -62,7 +62,7 @@ def skew_runs(spark, g, partitions: int, supersteps: int, reps: int) -> pd.DataF
             policy = (StaticPolicy() if mode == "hash"
                       else Rebalancing(StaticPolicy(), threshold=1.1, patience=2, max_moves=64, target=1.03))
             t = IterationDriver(spark, policy, partitions=partitions).run(
-                PageRank(g, max_iterations=supersteps)).supersteps
+                PageRank(g, max_iterations=supersteps, layout="bins")).supersteps
             moves = t["bins_moved_fraction"] if "bins_moved_fraction" in t else pd.Series(0.0, index=t.index)
             moved = t.index[moves.fillna(0) > 0]
             after = t[t.index > (moved.max() if len(moved) else 0)]
@@ -85,7 +85,7 @@ def movement_runs(spark, g, driver_factory, reps: int) -> pd.DataFrame:
         for mode in ("minimal", "hash"):
             driver = driver_factory()
             driver.start_executors = 2
-            prog = PageRank(g, max_iterations=5)
+            prog = PageRank(g, max_iterations=5, layout="bins")
             p0 = driver.partitions
             policy = HashRescale(prog.n_bins, p0, p0 * 3 // 2) if mode == "hash" else _ScaleAt3()
             driver.policy = policy

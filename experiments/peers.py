@@ -18,14 +18,8 @@ from pyspark.sql import functions as F
 from iterflow.inputs.pointsio import feature_columns
 
 
-def hand_pagerank(edges: DataFrame, vertices: DataFrame, iterations: int, partitions: int,
-                  damping: float = 0.85) -> tuple[float, list[float], DataFrame]:
-    """PageRank as one would write it by hand: a DataFrame loop, a local checkpoint per iteration.
-
-    Same semantics as :class:`algorithms.PageRank` (Graphalytics: directed, dangling mass spread
-    evenly), same partition count; no statistics, no model, no policy, no bins.
-    """
-    t0 = time.perf_counter()
+def hand_inputs(edges: DataFrame, vertices: DataFrame, partitions: int) -> tuple[DataFrame, DataFrame, DataFrame, int]:
+    """The hand loop's cached inputs: weighted links by source, vertex ids by id, dangling ids."""
     e = edges.select("src", "dst")
     outdeg = e.groupBy("src").agg(F.count("*").alias("outdeg"))
     links = (e.join(outdeg, "src").select("src", "dst", (1.0 / F.col("outdeg")).alias("w"))
@@ -35,18 +29,36 @@ def hand_pagerank(edges: DataFrame, vertices: DataFrame, iterations: int, partit
     links.count()
     dangling = verts.join(outdeg.withColumnRenamed("src", "id"), "id", "left_anti").cache()
     dangling.count()
+    return links, verts, dangling, n
+
+
+def hand_step(links: DataFrame, verts: DataFrame, dangling: DataFrame, ranks: DataFrame, n: int,
+              damping: float = 0.85) -> DataFrame:
+    """One iteration as one would write it: the dangling mass with one ``first()``, ranks and
+    edges joined on ``src``, ``groupBy(dst).agg(sum)``, a left join onto the vertices (lazy)."""
+    mass = ranks.join(dangling, "id").agg(F.coalesce(F.sum("rank"), F.lit(0.0))).first()[0]
+    contrib = (links.join(ranks.withColumnRenamed("id", "src"), "src")
+               .groupBy(F.col("dst").alias("id")).agg(F.sum(F.col("rank") * F.col("w")).alias("c")))
+    return (verts.join(contrib, "id", "left")
+            .select("id", ((1 - damping) / n + damping * F.coalesce(F.col("c"), F.lit(0.0))
+                           + damping * mass / n).alias("rank")))
+
+
+def hand_pagerank(edges: DataFrame, vertices: DataFrame, iterations: int, partitions: int,
+                  damping: float = 0.85) -> tuple[float, list[float], DataFrame]:
+    """PageRank as one would write it by hand: a DataFrame loop, a local checkpoint per iteration.
+
+    Same semantics as :class:`algorithms.PageRank` (Graphalytics: directed, dangling mass spread
+    evenly), same partition count; no statistics, no model, no policy, no bins.
+    """
+    t0 = time.perf_counter()
+    links, verts, dangling, n = hand_inputs(edges, vertices, partitions)
     ranks = verts.select("id", F.lit(1.0 / n).alias("rank")).localCheckpoint(eager=True)
     setup = time.perf_counter() - t0
     times = []
     for _ in range(iterations):
         t = time.perf_counter()
-        mass = ranks.join(dangling, "id").agg(F.coalesce(F.sum("rank"), F.lit(0.0))).first()[0]
-        contrib = (links.join(ranks.withColumnRenamed("id", "src"), "src")
-                   .groupBy(F.col("dst").alias("id")).agg(F.sum(F.col("rank") * F.col("w")).alias("c")))
-        new = (verts.join(contrib, "id", "left")
-               .select("id", ((1 - damping) / n + damping * F.coalesce(F.col("c"), F.lit(0.0))
-                              + damping * mass / n).alias("rank"))
-               .localCheckpoint(eager=True))
+        new = hand_step(links, verts, dangling, ranks, n, damping).localCheckpoint(eager=True)
         ranks.unpersist()
         ranks = new
         times.append(time.perf_counter() - t)

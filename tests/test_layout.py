@@ -65,7 +65,7 @@ class MoveBins(PolicyBase):
 
 def test_bin_moves_and_repartitioning_keep_pagerank_exact(spark, graph):
     g, e, ids = graph
-    res = IterationDriver(spark, MoveBins(), partitions=4).run(PageRank(g, 0.85, max_iterations=6, n_bins=256))
+    res = IterationDriver(spark, MoveBins(), partitions=4).run(PageRank(g, 0.85, max_iterations=6, n_bins=256, layout="bins"))
     t = res.supersteps
     assert list(t["partitions"]) == [4, 4, 4, 4, 6, 6]
     assert t.loc[1, "bins_moved_fraction"] > 0.5

@@ -34,8 +34,10 @@ def test_totals_match_a_known_job(spark):
     # Spark's own numbers for the same stages, summed independently from the REST API
     from iterflow.observe.sparkinfo import rest_get
 
-    ids = collector.stage_ids("superstep-9001")
-    spark_total = sum(s["shuffleWriteRecords"] for i in ids for s in rest_get(sc, f"stages/{i}"))
+    tracker = sc.statusTracker()
+    ids = {s for j in tracker.getJobIdsForGroup("superstep-9001") for s in tracker.getJobInfo(j).stageIds}
+    spark_total = sum(s["shuffleWriteRecords"] for i in ids for s in rest_get(sc, f"stages/{i}")
+                      if s["status"] == "COMPLETE")
     assert stats.shuffle_write_records == spark_total
 
 

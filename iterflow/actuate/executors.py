@@ -22,8 +22,10 @@ import logging
 import time
 from typing import Any
 
+from py4j.protocol import Py4JError
+
 from iterflow.loop.ports import Actuation
-from iterflow.observe.sparkinfo import executor_snapshot, rest_get
+from iterflow.observe.sparkinfo import StatusStore, executor_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +50,8 @@ class ExecutorActuator:
     def cached_bytes(self) -> dict[str, float]:
         """Cached memory + disk per executor (the state a removal would lose)."""
         try:
-            rows = rest_get(self.sc, "executors")
-        except OSError:
+            rows = StatusStore.of(self.sc).executors()
+        except Py4JError:
             return {}
         return {e["id"]: float(e.get("memoryUsed", 0) + e.get("diskUsed", 0))
                 for e in rows if e["id"] != "driver" and e.get("isActive", True)}

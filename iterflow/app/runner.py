@@ -82,7 +82,8 @@ def build_program(spec: JobSpec, spark: Any, partitions: int):
             damping = _property(spec, graph.properties, "pr.damping-factor", float, lambda v: 0 <= v <= 1,
                                 "a number in [0, 1]")
         return PageRank(graph, damping, max_iterations=iterations or (100 if spec.tol else 20), tol=spec.tol,
-                        measure_delta=spec.switch_to_delta is not None)  # the switch watches the delta
+                        measure_delta=spec.switch_to_delta is not None,  # the switch watches the delta
+                        layout="bins" if spec.rebalance is not None else "hash")  # bins where bins move
     return WeaklyConnectedComponents(graph, max_iterations=spec.iterations or 1000,
                                      tol=0 if spec.tol is None else spec.tol)
 

@@ -148,6 +148,27 @@ class JobSpec:
             raise InputError(f"{probe}: no such file")
         if self.init_centers and not Path(self.init_centers).exists():
             raise InputError(f"{self.init_centers}: no such file (--init-centers)")
+        self._precheck_input()
+
+    def _precheck_input(self) -> None:
+        """The head of a local input file, in Python, before any JVM starts (see
+        :mod:`iterflow.inputs.precheck`); Spark's parse checks the whole file later."""
+        from iterflow.inputs import precheck
+        from iterflow.inputs.graphio import _EDGE, _SKIP, _VERTEX, graphalytics_paths
+
+        if "://" in self.input:
+            return
+        if self.algorithm == "kmeans":
+            if (self.format or "csv") == "csv" and Path(self.input).is_file():
+                precheck.check_points_csv(Path(self.input))
+            return
+        if self.format == "graphalytics":
+            vpath, epath, _ = graphalytics_paths(self.input)
+            precheck.check_lines(Path(epath), _EDGE, _SKIP, "'src dst [weight]'")
+            if Path(vpath).is_file():
+                precheck.check_lines(Path(vpath), _VERTEX, _SKIP, "one vertex id")
+        elif Path(self.input).is_file():
+            precheck.check_lines(Path(self.input), _EDGE, _SKIP, "'src dst [weight]'")
 
 
 def policy_for(spec: JobSpec, total_executors: int | None):

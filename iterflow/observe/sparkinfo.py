@@ -1,7 +1,10 @@
-"""What the running Spark application has right now: executors and their cores.
+"""What the running Spark application has right now: executors, stages, tasks, cached RDDs.
 
-Read from the driver UI's REST API (``/api/v1/applications/<id>/executors``), Spark's own
-monitoring, so the figures are the ones a user sees in the UI.
+Read from Spark's own status store (``AppStatusStore``, the data behind the UI and its REST
+API) over py4j, each object serialized by Jackson with Scala support as the REST API does:
+the same JSON documents as ``/api/v1/applications/<id>/...``, so the figures are the ones a
+user sees in the UI, for ~3 ms a stage instead of ~10 ms an HTTP call
+(:class:`StatusStore`). :func:`rest_get` stays for checks from outside the framework.
 """
 from __future__ import annotations
 
@@ -10,10 +13,62 @@ import logging
 import urllib.request
 from typing import Any
 
+from py4j.protocol import Py4JError
+
 from iterflow.loop.ports import ExecutorSnapshot
 
 log = logging.getLogger(__name__)
 
+
+class StatusStore:
+    """This application's status store as REST-shaped JSON (see the module docstring)."""
+
+    def __init__(self, sc: Any) -> None:
+        jvm = sc._jvm
+        self.sc = sc
+        self.store = sc._jsc.sc().statusStore()
+        scala = getattr(getattr(jvm.com.fasterxml.jackson.module.scala, "DefaultScalaModule$"), "MODULE$")
+        self.mapper = jvm.com.fasterxml.jackson.databind.ObjectMapper().registerModule(scala)
+        self._no_quantiles = sc._gateway.new_array(jvm.double, 0)
+        self._all_statuses = jvm.java.util.ArrayList()  # no filter on task status
+
+    @classmethod
+    def of(cls, sc: Any) -> "StatusStore":
+        """The store of ``sc`` (made once per SparkContext)."""
+        cached = getattr(sc, "_iterflow_status", None)
+        if cached is None:
+            cached = cls(sc)
+            sc._iterflow_status = cached
+        return cached
+
+    def _json(self, obj: Any) -> Any:
+        return json.loads(self.mapper.writeValueAsString(obj))
+
+    def stage(self, stage_id: int) -> list[dict[str, Any]]:
+        """Every attempt of stage ``stage_id`` (REST ``stages/<id>?details=false``); [] if unknown."""
+        try:
+            return self._json(self.store.stageData(int(stage_id), False, self._all_statuses, False,
+                                                   self._no_quantiles))
+        except Py4JError:  # NoSuchElementException: never ran, or evicted from the store
+            return []
+
+    def tasks(self, stage_id: int, attempt: int, limit: int = 100_000) -> list[dict[str, Any]]:
+        """Tasks of one stage attempt (REST ``stages/<id>/<attempt>/taskList``)."""
+        try:
+            return self._json(self.store.taskList(int(stage_id), int(attempt), int(limit)))
+        except Py4JError:
+            return []
+
+    def executors(self, active_only: bool = True) -> list[dict[str, Any]]:
+        """Executors, the driver included (REST ``executors``, or ``allexecutors``)."""
+        return self._json(self.store.executorList(bool(active_only)))
+
+    def rdd(self, rdd_id: int) -> dict[str, Any] | None:
+        """A cached or checkpointed RDD's storage (REST ``storage/rdd/<id>``); None if not stored."""
+        try:
+            return self._json(self.store.rdd(int(rdd_id)))
+        except Py4JError:
+            return None
 
 
 def rest_get(sc: Any, path: str, timeout: float = 5.0) -> Any:
@@ -25,13 +80,12 @@ def rest_get(sc: Any, path: str, timeout: float = 5.0) -> Any:
 
 def executor_snapshot(sc: Any) -> ExecutorSnapshot:
     """Active executors (the driver excluded) and their total cores."""
-    if sc.uiWebUrl:
-        try:
-            rows = [e for e in rest_get(sc, "executors") if e["id"] != "driver" and e.get("isActive", True)]
-            return ExecutorSnapshot(len(rows), sum(int(e["totalCores"]) for e in rows),
-                                    tuple(sorted(e["id"] for e in rows)))
-        except OSError as exc:  # UI momentarily unavailable: fall back to the JVM view
-            log.debug("executor REST query failed: %s", exc)
+    try:
+        rows = [e for e in StatusStore.of(sc).executors() if e["id"] != "driver" and e.get("isActive", True)]
+        return ExecutorSnapshot(len(rows), sum(int(e["totalCores"]) for e in rows),
+                                tuple(sorted(e["id"] for e in rows)))
+    except Py4JError as exc:  # the store is unreachable: fall back to the scheduler's view
+        log.debug("executor query failed: %s", exc)
     listed = str(sc._jsc.sc().getExecutorIds().mkString(","))  # a Scala Seq: not iterable from py4j
     ids = tuple(sorted(x for x in listed.split(",") if x))
     per = int(sc.getConf().get("spark.executor.cores", "1"))

@@ -1,9 +1,9 @@
 """Barrier statistics: what superstep *i* cost, from Spark's own monitoring.
 
 Jobs are found by their job group ``superstep-<i>`` (``SparkStatusTracker``); stage and task
-metrics come from the driver UI's REST API (``/api/v1/applications/<app>/stages/...``), the
-numbers a user sees in the Spark UI. Before reading, the listener bus is drained so the
-status store has every task-end event of the superstep.
+metrics come from Spark's status store as the REST API's documents
+(:class:`~iterflow.observe.sparkinfo.StatusStore`): the numbers a user sees in the Spark UI.
+Before reading, the listener bus is drained so the store has every task-end event.
 
 The *main stage* of a superstep is its stage with the most executor run time; task
 quantiles, skew (max/mean task time; ``skew_cpu`` the same on task CPU time) and the
@@ -22,11 +22,12 @@ import time
 from typing import Any
 
 import numpy as np
+from py4j.protocol import Py4JError
 
 from iterflow.loop.ports import ExecutorSnapshot
 from iterflow.loop.program import State
 from iterflow.loop.records import Stats
-from iterflow.observe.sparkinfo import rest_get
+from iterflow.observe.sparkinfo import StatusStore
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ class StatsCollector:
 
     def __init__(self, sc: Any) -> None:
         self.sc = sc
+        self.status = StatusStore.of(sc)
         self.tracker = sc._jsc.sc().statusTracker()
         # Job ids grow monotonically; jobs before this collector (earlier runs in the same
         # SparkContext, which reuse the group names superstep-<i>) are not ours.
@@ -72,20 +74,16 @@ class StatsCollector:
     def job_ids(self, group: str) -> list[int]:
         return [int(j) for j in self.tracker.getJobIdsForGroup(group) if int(j) >= self.first_job]
 
-    def stage_ids(self, group: str) -> list[int]:
-        """Stages of the group's jobs that ran tasks (skipped stages are left out before any
-        REST call: re-used shuffle outputs appear in every later job's stage list)."""
-        ids: set[int] = set()
-        for job_id in self.job_ids(group):
+    def _jobs(self, group: str) -> tuple[list[int], int, list[int]]:
+        """The group's jobs, how many failed, and the stages they list (one pass, few py4j calls)."""
+        jobs, failed, stages = self.job_ids(group), 0, set()
+        for job_id in jobs:
             info = self.tracker.getJobInfo(job_id)
             if info.isDefined():
-                ids.update(int(s) for s in info.get().stageIds())
-        ran = []
-        for sid in sorted(ids):
-            stage = self.tracker.getStageInfo(sid)
-            if stage.isDefined() and stage.get().numCompletedTasks() > 0:
-                ran.append(sid)
-        return ran
+                job = info.get()
+                failed += str(job.status()) == "FAILED"
+                stages.update(int(s) for s in job.stageIds())
+        return jobs, failed, sorted(stages)
 
     def collect(self, superstep: int, wall_seconds: float, snapshot: ExecutorSnapshot,
                 state: State | None = None) -> Stats:
@@ -99,8 +97,8 @@ class StatsCollector:
     def _removed_executors(self) -> list[tuple[str, str]]:
         """``(id, reason)`` of every executor of this application that is gone."""
         try:
-            rows = rest_get(self.sc, "allexecutors")
-        except OSError:
+            rows = self.status.executors(active_only=False)
+        except Py4JError:
             return []
         return [(e["id"], e.get("removeReason") or "") for e in rows
                 if e["id"] != "driver" and not e.get("isActive", True)]
@@ -113,25 +111,6 @@ class StatsCollector:
         return {"executors_lost": float(len(lost)),
                 "executors_lost_ids": json.dumps({e: why[:200] for e, why in lost})}
 
-    def _failures(self, jobs: list[int]) -> dict[str, float]:
-        """Failed task attempts (over every attempt of every stage of ``jobs``) and failed jobs."""
-        failed_jobs, stages = 0, set()
-        for job_id in jobs:
-            info = self.tracker.getJobInfo(job_id)
-            if info.isDefined():
-                failed_jobs += str(info.get().status()) == "FAILED"
-                stages.update(int(s) for s in info.get().stageIds())
-        tasks = 0
-        for sid in stages:
-            stage = self.tracker.getStageInfo(sid)
-            if not stage.isDefined():
-                continue
-            if stage.get().currentAttemptId() > 0:  # earlier attempts too: only REST has them
-                tasks += sum(a.get("numFailedTasks", 0) for a in self._stage(sid))
-            else:
-                tasks += stage.get().numFailedTasks()
-        return {"failed_tasks": float(tasks), "failed_jobs": float(failed_jobs)}
-
     def collect_group(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot) -> Stats:
         """Statistics of every job of job group ``group`` (a relayout)."""
         return Stats(**self._figures(group, wall_seconds, snapshot, []))
@@ -140,12 +119,14 @@ class StatsCollector:
                  rdd_ids: list[int]) -> dict[str, Any]:
         t0 = time.perf_counter()
         _drain_listener_bus(self.sc)
-        jobs = self.job_ids(group)
-        # One REST call per stage, sequentially: ~10 ms each, while concurrent calls were
-        # measured to stall the UI server for ~1 s.
-        stages = [s for sid in self.stage_ids(group) for s in self._stage(sid) if s.get("status") == "COMPLETE"]
+        jobs, failed_jobs, stage_ids = self._jobs(group)
+        # One status-store read per stage, every attempt of it (~3 ms over py4j; the REST API
+        # took ~10 ms a call). Skipped stages (re-used shuffle output) ran no task: not counted.
+        attempts = [a for sid in stage_ids for a in self.status.stage(sid)]
+        stages = [a for a in attempts if a.get("status") == "COMPLETE" and a.get("numCompleteTasks", 0) > 0]
         out: dict[str, Any] = {f: 0.0 for f in NUMERIC_FIELDS}
-        out.update(jobs=len(jobs), stages=len(stages), **self._failures(jobs))
+        out.update(jobs=len(jobs), stages=len(stages), failed_jobs=float(failed_jobs),
+                   failed_tasks=float(sum(a.get("numFailedTasks", 0) for a in attempts)))
         for s in stages:
             out["executor_run_seconds"] += s.get("executorRunTime", 0) / 1e3
             out["executor_cpu_seconds"] += s.get("executorCpuTime", 0) / 1e9
@@ -168,17 +149,11 @@ class StatsCollector:
         out["stats_seconds"] = time.perf_counter() - t0
         return out
 
-    def _stage(self, stage_id: int) -> list[dict[str, Any]]:
-        try:
-            return rest_get(self.sc, f"stages/{stage_id}?details=false")
-        except OSError:  # a skipped stage that never ran, or one the UI has already evicted
-            return []
-
     def _main_stage(self, stages: list[dict[str, Any]]) -> dict[str, Any]:
         if not stages:
             return {"main_stage": -1, "partition_records": "[]", "partition_seconds": "[]"}
         main = max(stages, key=lambda s: s.get("executorRunTime", 0))
-        tasks = [t for t in rest_get(self.sc, f"stages/{main['stageId']}/{main['attemptId']}/taskList?length=100000")
+        tasks = [t for t in self.status.tasks(main["stageId"], main["attemptId"])
                  if t.get("status") == "SUCCESS"]
         if not tasks:
             return {"main_stage": main["stageId"], "partition_records": "[]", "partition_seconds": "[]"}
@@ -212,9 +187,8 @@ class StatsCollector:
             return float("nan")
         total = 0.0
         for rid in rdd_ids:
-            try:
-                doc = rest_get(self.sc, f"storage/rdd/{rid}")
-            except OSError:
+            doc = self.status.rdd(rid)
+            if doc is None:
                 continue  # not (yet) stored: counted as 0
             total += doc.get("memoryUsed", 0) + doc.get("diskUsed", 0)
         return total
