@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test test-fast notebook experiments experiments-full clean
+.PHONY: setup jars run test test-fast notebook lab experiments experiments-full clean
 
 setup: $(VENV)/.installed jars
 
@@ -43,6 +43,13 @@ test-fast: setup
 notebook: setup
 	mkdir -p $(OUT)
 	$(BIN)/jupyter execute notebooks/analysis.ipynb --kernel_name=python3 --output=../$(OUT)/analysis
+
+# JupyterLab for a person, on notebooks/analysis.ipynb and the MLflow store `make run` wrote
+# (./mlflow.db); listens on 127.0.0.1 only and prints its URL with the access token.
+lab: setup
+	$(BIN)/pip install -q -e '.[lab]'
+	MLFLOW_TRACKING_URI=sqlite:///$(CURDIR)/mlflow.db $(BIN)/jupyter lab --ip=127.0.0.1 --no-browser \
+	  notebooks/analysis.ipynb
 
 # The issue-5 experiments (experiments/run_all.py): quick mode of all five in sequence, one
 # summary table; results in experiments/results/, runs in the MLflow store ./mlflow.db.

@@ -234,6 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.verbose:
+        os.environ["ITERFLOW_VERBOSE"] = "1"  # Spark's expected warnings too (cluster/session.py)
+    else:  # MLflow's store migrations and its signature warning are expected: not shown
+        os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+        logging.getLogger("alembic").setLevel(logging.WARNING)
     signal.signal(signal.SIGTERM, _raise_on_sigterm)
     entry = argv is None  # the process's own command line (not a caller's in-process argv)
     try:

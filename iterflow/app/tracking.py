@@ -9,6 +9,7 @@ directories). Metrics are logged asynchronously so that tracking does not add to
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import math
 import os
@@ -66,9 +67,14 @@ class RunTracker:
 
         logging.getLogger("alembic").setLevel(logging.WARNING)
         self.mlflow = mlflow
+        # a new store's schema migrations log ~50 INFO lines through alembic's own handlers:
+        # expected, so not shown unless ITERFLOW_VERBOSE (errors still raise)
+        quiet = contextlib.nullcontext() if os.environ.get("ITERFLOW_VERBOSE") else \
+            contextlib.redirect_stderr(io.StringIO())
         with _private_umask():
             mlflow.set_tracking_uri(tracking_uri())
-            mlflow.set_experiment(experiment)
+            with quiet:
+                mlflow.set_experiment(experiment)
             self.run = mlflow.start_run(run_name=run_name)
             mlflow.log_params({k: str(v)[:500] for k, v in _public(params).items()})
 
@@ -97,6 +103,8 @@ class RunTracker:
                 if model is not None and hasattr(model, "X_"):
                     import mlflow.sklearn
 
+                    if not os.environ.get("ITERFLOW_VERBOSE"):  # no signature: expected, said once here
+                        logging.getLogger("mlflow.models.model").setLevel(logging.ERROR)
                     mlflow.sklearn.log_model(model, name="resource_model", pip_requirements=_model_requirements())
         finally:
             self.mlflow.end_run(status=status)

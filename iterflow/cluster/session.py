@@ -25,6 +25,7 @@ from iterflow.files import private_dir
 log = logging.getLogger(__name__)
 
 LOG4J = Path(__file__).with_name("log4j2.properties")
+LOG4J_VERBOSE = Path(__file__).with_name("log4j2-verbose.properties")  # ITERFLOW_VERBOSE=1 (iterflow -v)
 # Settings that only take effect when the driver JVM is launched; under spark-submit it is.
 JVM_LAUNCH = ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.driver.extraClassPath")
 
@@ -59,7 +60,8 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path | None) ->
         # anywhere and fetch cached blocks instead.
         "spark.locality.wait": "0s",
         "spark.driver.memory": "2g",
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J}",
+        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=file:"
+                                         f"{LOG4J_VERBOSE if os.environ.get('ITERFLOW_VERBOSE') else LOG4J}",
         # Files Spark writes through Hadoop (checkpoints, outputs) get explicit permissions
         # from Hadoop's umask (022 by default), whatever the process umask: 0600/0700.
         "spark.hadoop.fs.permissions.umask-mode": "077",

@@ -199,7 +199,8 @@ class SuperstepRecord:
     # -- the flat row -----------------------------------------------------------------------
     def row(self) -> dict[str, Any]:
         """The record as one row of the superstep table: every field of every part that is
-        known, by its column name; ``None`` fields are left out (NaN in the table)."""
+        known, by its column name. What ran is always there (``delta`` None included); other
+        ``None`` fields are left out (NaN in the table, a column only where some row has it)."""
         out: dict[str, Any] = {}
         for name, _ in PARTS:
             part = getattr(self, name)
@@ -209,7 +210,7 @@ class SuperstepRecord:
                 if not f.repr:
                     continue
                 value = getattr(part, f.name)
-                if value is not None:
+                if value is not None or name == "ran":
                     out[f.name] = value
         return out
 
