@@ -12,7 +12,7 @@ What :class:`AdaptivePolicy` adds to every rule:
   cold, the state is re-read: those supersteps are noisy); an *urgent* change (the rule says
   which: a target missed even at the maximum, a broken bound, an exceeded budget) skips it
   and the hysteresis;
-* *failed scale-out* -- if more executors were requested than became active (the last rows'
+* *failed scale-out* -- if more executors were requested than became active (the last records'
   ``executors_requested`` > ``executors``), the reason says "scale-out to N got only M
   executors", the policy asks for no more than it has for ``backoff`` barriers (doubled on
   each repeated failure) and the run goes on;
@@ -21,7 +21,7 @@ What :class:`AdaptivePolicy` adds to every rule:
   ``actuation_seconds + relayout_seconds`` measured in this run, else the median of earlier
   runs' rescales (:meth:`AdaptivePolicy.learn_rescales`, as ``iterflow run`` warm-starts from
   its MLflow store), else the prior ``rescale_seconds``);
-* *prediction* -- with a fitted model (``hasattr(model, "X_")``), superstep times come from
+* *prediction* -- with a fitted model (``model.fitted``), superstep times come from
   ``model.predict_seconds(cores, work)``; before that from ``time ∝ work / cores`` anchored
   at the last superstep (no serial part, no overhead), and the reason says so.
 
