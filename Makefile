@@ -49,7 +49,7 @@ notebook: setup
 lab: setup
 	$(BIN)/pip install -q -e '.[lab]'
 	MLFLOW_TRACKING_URI=sqlite:///$(CURDIR)/mlflow.db $(BIN)/jupyter lab --ip=127.0.0.1 --no-browser \
-	  notebooks/analysis.ipynb
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/analysis.ipynb
 
 # The issue-5 experiments (experiments/run_all.py): quick mode of all five in sequence, one
 # summary table; results in experiments/results/, runs in the MLflow store ./mlflow.db.
