@@ -122,7 +122,8 @@ class Recovery:
     def is_anchor(self, state: State) -> bool:
         return self.anchor is not None and self.anchor.state is state
 
-    def save(self, program: IterativeProgram, superstep: int, rows: list[dict[str, Any]]) -> float | None:
+    def save(self, program: IterativeProgram, superstep: int,
+             history: Sequence[SuperstepRecord]) -> float | None:
         """Hand the anchor of ``superstep`` to ``on_checkpoint`` (job group ``checkpoint-<i>``);
         returns the seconds it took. A failed save is logged, not fatal: a resume then starts
         from an older checkpoint."""
@@ -131,7 +132,7 @@ class Recovery:
         t0 = time.perf_counter()
         self.engine.job_group(f"checkpoint-{superstep}", f"{program.name}: save state of superstep {superstep}")
         try:
-            self.on_checkpoint(self.anchor, program.variant, rows)
+            self.on_checkpoint(self.anchor, program.variant, [r.row() for r in history])
         except Exception as exc:  # noqa: BLE001 - see docstring
             log.warning("saving the checkpoint of superstep %d failed: %s", superstep, first_line(exc))
             return None
@@ -155,12 +156,11 @@ class Recovery:
                   upto: int, variant: str, earlier: Recovered | None) -> tuple[State, Recovered]:
         """After ``exc`` (a failure while reconfiguring): the state after ``upto`` recomputed
         from the anchor, laid out for ``variant``; the recoveries count on from ``earlier``."""
-        n = (earlier.recoveries or 0) if earlier is not None else 0
-        failures = [str(earlier.recovery_error or "")] * n if earlier is not None else []
-        info = {k: getattr(earlier, k) for k in ("replays", "recovery_seconds")
-                if earlier is not None and getattr(earlier, k) is not None}
+        earlier = earlier or Recovered()
+        failures = [earlier.recovery_error or ""] * (earlier.recoveries or 0)
+        info = {k: v for k in ("replays", "recovery_seconds") if (v := getattr(earlier, k)) is not None}
         state, _ = self._recover(exc, program, history, upto, variant, failures, info)
-        return state, Recovered(**{**(dataclasses.asdict(earlier) if earlier else {}), **info})
+        return state, dataclasses.replace(earlier, **info)
 
     def secured(self, program: IterativeProgram, state: State, history: Sequence[SuperstepRecord]) -> State:
         """The final state, reliably checkpointed: the output is read from it after the run

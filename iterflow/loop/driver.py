@@ -175,7 +175,7 @@ class IterationDriver:
                 state, record = reconfigurer.apply(reconf, state, record, history)
                 predicted = self._predict(ran.work, record.actuated.cores_after or ran.cores)
                 record = record.with_(actuated=replace(record.actuated, next_predicted_seconds=predicted))
-                saved = self.recovery.save(program, i, [r.row() for r in [*history, record]])
+                saved = self.recovery.save(program, i, [*history, record])  # rows made only to save
                 if saved is not None:
                     record = record.with_(recovered=replace(record.recovered or Recovered(),
                                                             checkpoint_saved_seconds=saved))

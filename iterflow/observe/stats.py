@@ -16,6 +16,7 @@ the driver removing them (``executors_lost_ids``: their ids and Spark's reason).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -31,15 +32,8 @@ from iterflow.observe.sparkinfo import StatusStore
 
 log = logging.getLogger(__name__)
 
-NUMERIC_FIELDS = (
-    "executor_run_seconds", "executor_cpu_seconds", "gc_seconds",
-    "shuffle_read_bytes", "shuffle_read_records", "shuffle_remote_bytes", "shuffle_local_bytes",
-    "shuffle_write_bytes", "shuffle_write_records", "input_records", "output_records",
-    "spill_memory_bytes", "spill_disk_bytes", "jobs", "stages", "tasks",
-    "task_seconds_min", "task_seconds_median", "task_seconds_p90", "task_seconds_max",
-    "skew", "skew_cpu", "partition_records_max_over_mean", "utilization", "state_bytes",
-    "failed_tasks", "failed_jobs", "executors_lost",
-)
+# every number of :class:`Stats` (the record part is the one list of statistics)
+NUMERIC_FIELDS = tuple(f.name for f in dataclasses.fields(Stats) if f.type == "float")
 # Spark's reason for an executor the driver removed on purpose (scale-in), not a loss.
 KILLED_BY_DRIVER = "killed by driver"
 
