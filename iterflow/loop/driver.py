@@ -145,10 +145,12 @@ class IterationDriver:
             converged = bool(history) and program.converged(history[-1].ran.delta)
             if history:
                 predicted = self._predict(history[-1].ran.work, history[-1].ran.cores)
-        # Superstep 0 (or the resumed one) is reliably checkpointed: there is always a state
-        # to rewind to when executors are lost.
-        state, rows = self.engine.barrier(state, reliable=True)
-        self.recovery.anchor_at(start, state, program.variant)
+        # The anchor of superstep 0 (or the resumed one) is its lineage: init's plan over the
+        # cached inputs (or the saved files), recomputed if executors are lost. So there is
+        # always a state to rewind to, and a run pays no reliable write before it starts.
+        anchor = state
+        state, rows = self.engine.barrier(state, reliable=False)
+        self.recovery.anchor_at(start, anchor, program.variant)
         reconfigurer = Reconfigurer(self.engine, self.actuator, self.stats, self.recovery, program,
                                     self.partitions, self.partitions_follow_cores)
         try:

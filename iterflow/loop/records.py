@@ -81,6 +81,7 @@ class Stats:
     main_stage: int = -1
     partition_records: str = "[]"
     partition_seconds: str = "[]"
+    stage_tasks: str = "[]"  # per stage: [id, submitted, completed, [task ms]] (observe.stats.stage_tasks)
     stats_seconds: float = 0.0
 
 

@@ -1,7 +1,9 @@
 """The loop's :class:`~iterflow.loop.ports.Engine` on Spark: job groups, barriers, checkpoints.
 
 The barrier: every superstep each state frame is local-checkpointed (blocks kept on the
-executors; the row count is the job that materializes it), so the plan of the next superstep starts from a leaf and planning time stays
+executors) in one job, as a hand-written loop does; its row count is read from the SQL
+metrics that job filled (:meth:`~iterflow.observe.listener.BarrierEvents.output_rows`), not
+counted by a second job (the fallback where the plan does not say). So the plan of the next superstep starts from a leaf and planning time stays
 flat over hundreds of supersteps. At superstep 0, every ``checkpoint_interval`` supersteps and
 before a scale-in it is written to the reliable checkpoint dir instead: the point a run is
 recomputed from after losing executors (:mod:`iterflow.faults.recovery`) and the state a
@@ -15,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from iterflow.loop.ports import ExecutorSnapshot
 from iterflow.loop.program import State
+from iterflow.observe.listener import attach
 from iterflow.observe.sparkinfo import executor_snapshot
 
 log = logging.getLogger(__name__)
@@ -26,6 +29,7 @@ class SparkEngine:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self.sc = spark.sparkContext
+        self.events = attach(self.sc)
 
     def job_group(self, name: str, description: str) -> None:
         self.sc.setJobGroup(name, description, interruptOnCancel=False)
@@ -44,10 +48,10 @@ class SparkEngine:
                 df = cached.checkpoint(eager=True).persist(StorageLevel.MEMORY_AND_DISK)
                 cached.unpersist()
             else:
-                # lazy: the count is the job that materializes the checkpoint (one job, not an
-                # eager checkpoint job and then a count job over its blocks)
-                df = df.localCheckpoint(eager=False)
-                rows[name] = df.count()
+                checkpointed = df.localCheckpoint(eager=True)
+                n = self.events.output_rows(df) if self.events is not None else -1
+                rows[name] = n if n >= 0 else checkpointed.count()
+                df = checkpointed
             frames[name] = df
         return State(frames, dict(state.values)), rows
 

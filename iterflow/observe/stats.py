@@ -28,6 +28,7 @@ from py4j.protocol import Py4JError
 from iterflow.loop.ports import ExecutorSnapshot
 from iterflow.loop.program import State
 from iterflow.loop.records import Stats
+from iterflow.observe.listener import SUM_KEYS, attach
 from iterflow.observe.sparkinfo import StatusStore
 
 log = logging.getLogger(__name__)
@@ -49,13 +50,15 @@ def _drain_listener_bus(sc: Any, timeout_ms: int = 10_000) -> None:
 class StatsCollector:
     """Collects the statistics of one superstep (``collect``); cheap enough to run at every barrier."""
 
-    def __init__(self, sc: Any) -> None:
+    def __init__(self, sc: Any, use_listener: bool = True) -> None:
         self.sc = sc
         self.status = StatusStore.of(sc)
         self.tracker = sc._jsc.sc().statusTracker()
+        self.events = attach(sc) if use_listener else None
         # Job ids grow monotonically; jobs before this collector (earlier runs in the same
         # SparkContext, which reuse the group names superstep-<i>) are not ours.
         self.first_job = self._next_job_id()
+        self._removal_cursor = self.events.removal_count() if self.events is not None else 0
         self._gone: set[str] = {e for e, _ in self._removed_executors()}  # removed before this run
 
     def _next_job_id(self) -> int:
@@ -89,7 +92,10 @@ class StatsCollector:
         return Stats(**out)
 
     def _removed_executors(self) -> list[tuple[str, str]]:
-        """``(id, reason)`` of every executor of this application that is gone."""
+        """``(id, reason)`` of every executor of this application that is gone (through the
+        listener: those removed since this collector started)."""
+        if self.events is not None:
+            return self.events.removals(self._removal_cursor)
         try:
             rows = self.status.executors(active_only=False)
         except Py4JError:
@@ -109,34 +115,30 @@ class StatsCollector:
         """Statistics of every job of job group ``group`` (a relayout)."""
         return Stats(**self._figures(group, wall_seconds, snapshot, []))
 
+    def _stage_attempts(self, group: str) -> tuple[list[int], int, list[dict[str, Any]]]:
+        """The group's jobs, how many failed, and every attempt of their stages (REST-shaped
+        documents): from iterflow's listener in one call, else one status-store read a stage."""
+        if self.events is not None:
+            doc = self.events.take(group, self.first_job, self._next_job_id())
+            return doc["jobs"], doc["failed_jobs"], doc["stages"]
+        _drain_listener_bus(self.sc)
+        jobs, failed_jobs, stage_ids = self._jobs(group)
+        return jobs, failed_jobs, [a for sid in stage_ids for a in self.status.stage(sid)]
+
     def _figures(self, group: str, wall_seconds: float, snapshot: ExecutorSnapshot,
                  rdd_ids: list[int]) -> dict[str, Any]:
         t0 = time.perf_counter()
-        _drain_listener_bus(self.sc)
-        jobs, failed_jobs, stage_ids = self._jobs(group)
-        # One status-store read per stage, every attempt of it (~3 ms over py4j; the REST API
-        # took ~10 ms a call). Skipped stages (re-used shuffle output) ran no task: not counted.
-        attempts = [a for sid in stage_ids for a in self.status.stage(sid)]
+        jobs, failed_jobs, attempts = self._stage_attempts(group)
+        # Skipped stages (re-used shuffle output) ran no task: not counted.
         stages = [a for a in attempts if a.get("status") == "COMPLETE" and a.get("numCompleteTasks", 0) > 0]
         out: dict[str, Any] = {f: 0.0 for f in NUMERIC_FIELDS}
         out.update(jobs=len(jobs), stages=len(stages), failed_jobs=float(failed_jobs),
                    failed_tasks=float(sum(a.get("numFailedTasks", 0) for a in attempts)))
-        for s in stages:
-            out["executor_run_seconds"] += s.get("executorRunTime", 0) / 1e3
-            out["executor_cpu_seconds"] += s.get("executorCpuTime", 0) / 1e9
-            out["gc_seconds"] += s.get("jvmGcTime", 0) / 1e3
-            out["shuffle_read_bytes"] += s.get("shuffleReadBytes", 0)
-            out["shuffle_read_records"] += s.get("shuffleReadRecords", 0)
-            out["shuffle_remote_bytes"] += s.get("shuffleRemoteBytesRead", 0)
-            out["shuffle_local_bytes"] += s.get("shuffleLocalBytesRead", 0)
-            out["shuffle_write_bytes"] += s.get("shuffleWriteBytes", 0)
-            out["shuffle_write_records"] += s.get("shuffleWriteRecords", 0)
-            out["input_records"] += s.get("inputRecords", 0)
-            out["output_records"] += s.get("outputRecords", 0)
-            out["spill_memory_bytes"] += s.get("memoryBytesSpilled", 0)
-            out["spill_disk_bytes"] += s.get("diskBytesSpilled", 0)
-            out["tasks"] += s.get("numCompleteTasks", 0)
+        for field, key in zip(_SUMMED, SUM_KEYS):
+            out[field] = float(sum(s.get(key, 0) for s in stages)) / _UNIT.get(key, 1)
+        out["tasks"] = float(sum(s.get("numCompleteTasks", 0) for s in stages))
         out.update(self._main_stage(stages))
+        out["stage_tasks"] = stage_tasks(stages)
         core_seconds = max(snapshot.cores, 1) * wall_seconds
         out["utilization"] = min(1.0, out["executor_run_seconds"] / core_seconds) if core_seconds > 0 else 0.0
         out["state_bytes"] = self._state_bytes(rdd_ids)
@@ -147,20 +149,17 @@ class StatsCollector:
         if not stages:
             return {"main_stage": -1, "partition_records": "[]", "partition_seconds": "[]"}
         main = max(stages, key=lambda s: s.get("executorRunTime", 0))
-        tasks = [t for t in self.status.tasks(main["stageId"], main["attemptId"])
-                 if t.get("status") == "SUCCESS"]
+        tasks = main["task_rows"] if "task_rows" in main else self._store_tasks(main)
         if not tasks:
             return {"main_stage": main["stageId"], "partition_records": "[]", "partition_seconds": "[]"}
-        secs = np.array([t["taskMetrics"]["executorRunTime"] / 1e3 for t in tasks])
-        cpu = np.array([t["taskMetrics"].get("executorCpuTime", 0) / 1e9 for t in tasks])
-        dur = np.array([t.get("duration", 0) / 1e3 for t in tasks])
+        secs = np.array([t[1] / 1e3 for t in tasks])
+        cpu = np.array([t[2] / 1e9 for t in tasks])
+        dur = np.array([t[3] / 1e3 for t in tasks])
         recs: dict[int, float] = {}
         times: dict[int, float] = {}
         for t, s in zip(tasks, secs):
-            m = t["taskMetrics"]
-            p = int(t.get("partitionId", t["index"]))
-            recs[p] = m["inputMetrics"]["recordsRead"] + m["shuffleReadMetrics"]["recordsRead"]
-            times[p] = float(s)
+            recs[int(t[0])] = t[4]
+            times[int(t[0])] = float(s)
         r = np.array([recs[p] for p in sorted(recs)], dtype=float)
         return {
             "main_stage": main["stageId"],
@@ -175,10 +174,24 @@ class StatsCollector:
             "partition_seconds": json.dumps([round(times[p], 4) for p in sorted(times)]),
         }
 
+    def _store_tasks(self, stage: dict[str, Any]) -> list[list[Any]]:
+        """A stage's successful tasks from the status store, as the listener's task rows."""
+        rows = []
+        for t in self.status.tasks(stage["stageId"], stage["attemptId"]):
+            if t.get("status") != "SUCCESS":
+                continue
+            m = t["taskMetrics"]
+            rows.append([int(t.get("partitionId", t["index"])), m["executorRunTime"], m.get("executorCpuTime", 0),
+                         t.get("duration", 0), m["inputMetrics"]["recordsRead"] + m["shuffleReadMetrics"]["recordsRead"],
+                         0, t.get("executorId", "")])
+        return rows
+
     def _state_bytes(self, rdd_ids: list[int]) -> float:
         """Memory + disk of the state's cached/checkpointed RDDs after the barrier."""
         if not rdd_ids:
             return float("nan")
+        if self.events is not None:
+            return self.events.rdd_bytes(rdd_ids)
         total = 0.0
         for rid in rdd_ids:
             doc = self.status.rdd(rid)
@@ -186,6 +199,26 @@ class StatsCollector:
                 continue  # not (yet) stored: counted as 0
             total += doc.get("memoryUsed", 0) + doc.get("diskUsed", 0)
         return total
+
+
+# Stats fields summed over stages, in the order of the listener's sums (SUM_KEYS), and the
+# units the store reports them in (ms, ns) where the field is in seconds.
+_SUMMED = ("executor_run_seconds", "executor_cpu_seconds", "gc_seconds", "shuffle_read_bytes",
+           "shuffle_read_records", "shuffle_remote_bytes", "shuffle_local_bytes", "shuffle_write_bytes",
+           "shuffle_write_records", "input_records", "output_records", "spill_memory_bytes", "spill_disk_bytes")
+_UNIT = {"executorRunTime": 1e3, "executorCpuTime": 1e9, "jvmGcTime": 1e3}
+
+
+def stage_tasks(stages: list[dict[str, Any]]) -> str:
+    """What a replay of the superstep needs (the adaptation and simulation issues): per stage, in
+    submission order, ``[stage id, submitted, completed, [task durations]]`` in ms, times
+    relative to the first stage's submission; ``"[]"`` where the source had no task rows."""
+    if not stages or any("task_rows" not in s for s in stages):
+        return "[]"
+    ordered = sorted(stages, key=lambda s: (s.get("submitted", 0), s["stageId"]))
+    t0 = min(s.get("submitted", 0) for s in ordered)
+    return json.dumps([[s["stageId"], s.get("submitted", 0) - t0, s.get("completed", 0) - t0,
+                        [int(t[3]) for t in s["task_rows"]]] for s in ordered], separators=(",", ":"))
 
 
 def state_rdd_ids(frames: dict[str, Any]) -> list[int]:
