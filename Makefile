@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test test-fast notebook lab experiments experiments-full clean
+.PHONY: setup jars run test test-fast notebook lab bench experiments experiments-full clean
 
 setup: $(VENV)/.installed jars
 
@@ -52,6 +52,12 @@ lab: setup
 	$(BIN)/pip install -q -e '.[lab]'
 	MLFLOW_TRACKING_URI=sqlite:///$(CURDIR)/mlflow.db $(BIN)/jupyter lab --ip=127.0.0.1 --no-browser \
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/analysis.ipynb
+
+# iterflow's own cost against the Spark code a user would write by hand (issue 12): PageRank at
+# 1 and 4 executors on R-MAT scale 17 (2M edges), k-means against MLlib, WCC against GraphX; one
+# session, interleaved, 3 reps; results in experiments/results/overhead_peers*. ~25 min.
+bench: setup
+	$(BIN)/python experiments/overhead_peers.py --scale 17 --edges 2000000 --executors 1,4 --reps 3
 
 # The issue-5 experiments (experiments/run_all.py): quick mode of all five in sequence, one
 # summary table; results in experiments/results/, runs in the MLflow store ./mlflow.db.

@@ -2,9 +2,9 @@
 
 Each superstep assigns every point to its nearest center and moves each center to the
 mean of its points: one pass over the cached points computing per-partition partial sums
-with numpy (``mapInPandas``) and a collect of the k partial sums per partition, added on
-the driver in partition order, so a retried task cannot change the centers' last bits. The
-state is the k centers (driver-side, tiny).
+in JVM expressions (code-generated, no Python worker) and a collect of the k partial sums
+per partition, added on the driver in partition order, so a retried task cannot change the
+centers' last bits. The state is the k centers (driver-side, tiny).
 
 Initial centers: given (a file or an array), ``random`` (k distinct points drawn with the
 seed), or ``k-means||`` (Bahmani et al.: 2 oversampling rounds of 2k candidates each,
@@ -20,10 +20,8 @@ from typing import Iterator
 
 import numpy as np
 import pandas as pd
-from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DoubleType, IntegerType, LongType, StructField, StructType
 
 from iterflow.errors import InputError
 from iterflow.inputs.pointsio import feature_columns
@@ -129,28 +127,15 @@ class KMeans(IterativeProgram):
     # -- supersteps ------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:
         centers = state.values["centers"]
-        feats, k, d = self.features, self.k, len(self.features)
-        schema = StructType([StructField("part", IntegerType()), StructField("cluster", IntegerType()),
-                             StructField("n", LongType())] +
-                            [StructField(f"s{j}", DoubleType()) for j in range(d)])
-
-        def partial(it: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-            sums, counts = np.zeros((k, d)), np.zeros(k, dtype=np.int64)
-            for pdf in it:
-                x = pdf[feats].to_numpy(float)
-                idx, _ = _nearest(x, centers)
-                np.add.at(sums, idx, x)
-                counts += np.bincount(idx, minlength=k)
-            out = pd.DataFrame(sums, columns=[f"s{j}" for j in range(d)])
-            out.insert(0, "n", counts)
-            out.insert(0, "cluster", np.arange(k, dtype=np.int32))
-            out.insert(0, "part", np.int32(TaskContext.get().partitionId()))
-            yield out[out["n"] > 0]
-
-        # The partials (k rows per partition) are summed on the driver in partition order, not by
-        # a shuffle: a reduce adds them in whatever order they arrive, so a retried task (an
-        # executor lost) would change the last bits of the centers. Here they are bit-identical.
-        parts = pd.DataFrame(self.points.mapInPandas(partial, schema).collect(), columns=schema.fieldNames())
+        d = len(self.features)
+        # Per partition and cluster: count and feature sums, in JVM expressions (whole-stage
+        # code generation, no Python worker, no Arrow): the nearest center is the least of
+        # (squared distance, index) structs. Partials are keyed by the partition id, so the
+        # map side aggregates each fully and the shuffle carries k rows a partition.
+        parts = pd.DataFrame(self._partials(centers).collect(), columns=["part", "cluster", "n"] +
+                             [f"s{j}" for j in range(d)])
+        # Summed on the driver in partition order, not by the shuffle's reduce (which adds them
+        # in arrival order): a retried task cannot change the centers' last bits.
         parts = parts.sort_values(["part", "cluster"], kind="stable")
         new = centers.copy()  # empty clusters keep their previous center
         for c, g in parts.groupby("cluster", sort=True):
@@ -160,6 +145,18 @@ class KMeans(IterativeProgram):
                 s += row
             new[int(c)] = s / n
         return State(values={"centers": new, "moved": float(np.sqrt(((new - centers) ** 2).sum(1)).max())})
+
+    def _partials(self, centers: np.ndarray) -> DataFrame:
+        """``part, cluster, n, s0..`` for every non-empty (partition, nearest center)."""
+        cols = [F.col(f).cast("double") for f in self.features]
+        dist = [sum(((x - F.lit(float(v))) * (x - F.lit(float(v))) for x, v in zip(cols, c)), F.lit(0.0))
+                for c in centers]
+        nearest = (F.least(*[F.struct(dj.alias("d"), F.lit(j).alias("j")) for j, dj in enumerate(dist)])["j"]
+                   if len(dist) > 1 else F.lit(0))
+        return (self.points.select(F.spark_partition_id().alias("part"), nearest.alias("cluster"),
+                                   *[x.alias(f"x{j}") for j, x in enumerate(cols)])
+                .groupBy("part", "cluster")
+                .agg(F.count(F.lit(1)).alias("n"), *[F.sum(f"x{j}").alias(f"s{j}") for j in range(len(cols))]))
 
     def delta(self, old: State, new: State, rows: dict[str, int]) -> float:
         """The largest distance any center moved in this superstep."""

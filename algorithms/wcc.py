@@ -31,8 +31,8 @@ class WeaklyConnectedComponents(IterativeProgram):
         self.edge_count = self.neighbours.count()
         labels = (self.graph.vertices.select("id", F.col("id").alias("label"))
                   .repartition(self.partitions, "id"))
-        # "active" first: the barrier materializes it before "labels", which reuses it.
-        return State({"active": labels, "labels": labels})
+        # "active" first; "labels" is the same frame, read from its checkpoint.
+        return State({"active": labels, "labels": lambda done: done["active"]})
 
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-cache the adjacency and re-partition the labels over ``partitions`` (the active
@@ -48,8 +48,12 @@ class WeaklyConnectedComponents(IterativeProgram):
                  .groupBy(F.col("dst").alias("id")).agg(F.min("label").alias("heard")))
         changed = (heard.join(labels, "id").where(F.col("heard") < F.col("label"))
                    .select("id", F.col("heard").alias("label")))
-        new_labels = (labels.join(changed.withColumnRenamed("label", "new"), "id", "left")
-                      .select("id", F.coalesce("new", "label").alias("label")))
+
+        def new_labels(done: dict[str, DataFrame]) -> DataFrame:
+            # from the changed set as the barrier checkpointed it, not its plan again
+            return (labels.join(done["active"].withColumnRenamed("label", "new"), "id", "left")
+                    .select("id", F.coalesce("new", "label").alias("label")))
+
         return State({"active": changed, "labels": new_labels})
 
     def delta(self, old: State, new: State, rows: dict[str, int]) -> float:

@@ -109,6 +109,7 @@ class Run:
     init_seconds: float
     run_id: str | None = None
     output: Any = None
+    result_seconds: float = 0.0  # after the last barrier: the result secured (reliably checkpointed)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -207,8 +208,10 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
         raise
     finally:
         program.step = step  # type: ignore[method-assign]
+    done = time.perf_counter()
     table = eventlog_check(spark, args, _spans(res.supersteps, starts, ends), first_job)
-    run = Run(table, dict(labels), starts.get(1, t0) - t0, tracker.run_id, res.output)
+    run = Run(table, dict(labels), starts.get(1, t0) - t0, tracker.run_id, res.output,
+              result_seconds=done - max(ends.values(), default=done))
     tracker.mlflow.log_metrics({k: v for k, v in run.row().items() if k in (
         "runtime", "ss1_seconds", "job_seconds", "executor_seconds", "init_seconds", "superstep_median")})
     if not args.sklearn_model and hasattr(driver.model, "to_dict") and hasattr(driver.model, "X_"):
@@ -348,13 +351,14 @@ def with_labels(run: Run) -> pd.DataFrame:
     return t
 
 
-def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace) -> None:
-    """A short untracked static run on all executors, so the first measured run does not pay
-    the executors' JIT warm-up alone (executors started later by a scale-out are cold anyway)."""
+def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace, executors: int | None = None) -> None:
+    """A short untracked static run on all executors (or ``executors``), so the first measured run
+    does not pay the executors' JIT warm-up alone (executors started later by a scale-out are
+    cold anyway)."""
     from iterflow.policies import StaticPolicy
 
     driver = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False,
-                             start_executors=args.workers)
+                             start_executors=executors or args.workers)
     t0 = time.perf_counter()
     driver.run(program)
     program.release()

@@ -1,8 +1,11 @@
 """iterflow's overhead against peers doing the same supersteps without it.
 
-    .venv/bin/python experiments/overhead_peers.py [--quick] [--reps 3]
+    .venv/bin/python experiments/overhead_peers.py [--quick] [--reps 3] [--scale 17 --edges 2000000]
+        [--executors 1,4] [--jobs pagerank,kmeans,wcc]      (make bench: the issue-12 comparison)
 
-All on the same emulated cluster, all executors, the same partitions, inputs cached alike:
+All on the same emulated cluster, the same partitions, inputs cached alike; every
+configuration at each ``--executors`` count (PageRank; the others on all workers), the systems
+interleaved within each repetition, after one untimed warm-up of each (JIT excluded):
 
 * PageRank: iterflow ``static`` against a hand-written PySpark loop (:func:`peers.hand_pagerank`:
   a DataFrame loop with a local checkpoint per iteration); results compared (max rel. error);
@@ -15,7 +18,7 @@ All on the same emulated cluster, all executors, the same partitions, inputs cac
 
 Times: iterflow per superstep = median span of supersteps 2.. (barrier and statistics
 included; the driver's ``wall_seconds`` without them is reported too); per job = init +
-all supersteps. Peers: per iteration = median of iterations 2.. where the loop is ours, else
+all supersteps + securing the result (the whole ``IterationDriver.run``). Peers: per iteration = median of iterations 2.. where the loop is ours, else
 run time / iterations; per job = setup + run. Ratios are iterflow / peer, paired by rep.
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pandas as pd
 
 from harness import (K, RESULTS, Collector, cluster, graph_path, initial_centers, parse_args, points_path, report,
                      stat_row, summarize, warm_up)
+from common import rmat
 from peers import graphx_cc, hand_inputs, hand_pagerank, hand_step, mllib_kmeans, ml_kmeans
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
@@ -44,6 +48,10 @@ NAME = "overhead_peers"
 def extra(ap) -> None:
     ap.add_argument("--supersteps", type=int, default=None)
     ap.add_argument("--jobs", default="pagerank,kmeans,wcc")
+    ap.add_argument("--scale", type=int, default=None, help="R-MAT scale of the graph (default: --data's)")
+    ap.add_argument("--edges", type=int, default=None, help="R-MAT edges drawn (with --scale)")
+    ap.add_argument("--executors", default=None,
+                    help="comma-separated executor counts PageRank is compared at (default: all workers)")
 
 
 def graphframes_note() -> str:
@@ -105,7 +113,9 @@ def iterflow_row(job: str, rep: int, run: Any) -> dict:
             "per_superstep": float(later["span_seconds"].median()),
             "per_superstep_wall": float(later["wall_seconds"].median()),
             "barrier_median": float(later["barrier_seconds"].median()),
-            "total_seconds": run.init_seconds + run.job_seconds, "run_id": run.run_id}
+            "barrier_p90": float(later["barrier_seconds"].quantile(0.9)),
+            "result_seconds": run.result_seconds,
+            "total_seconds": run.init_seconds + run.job_seconds + run.result_seconds, "run_id": run.run_id}
 
 
 def main() -> int:
@@ -114,10 +124,11 @@ def main() -> int:
     t0 = time.time()
     rows: list[dict] = []
     runs = Collector()
-    data = graph_path(args)
+    data = rmat(args.scale, args.edges or 16 * 2 ** args.scale) if args.scale else graph_path(args)
+    sizes = [int(x) for x in args.executors.split(",")] if args.executors else [args.workers]
 
-    def track(prog: Any, job: str, rep: int) -> Any:
-        return runs.run(spark, StaticPolicy(), prog, args=args, start=args.workers, verbose=False,
+    def track(prog: Any, job: str, rep: int, executors: int | None = None) -> Any:
+        return runs.run(spark, StaticPolicy(), prog, args=args, start=executors or args.workers, verbose=False,
                         labels={"experiment": NAME, "job": job, "policy": "static", "rep": rep})
 
     with cluster(args) as (_, spark, note):
@@ -127,19 +138,31 @@ def main() -> int:
             plans = pagerank_plans(spark, g, args.partitions)
             (RESULTS / f"{NAME}_plans.txt").write_text(plans + "\n")
             print(f"  physical plans of one superstep: {RESULTS / f'{NAME}_plans.txt'}", flush=True)
-            warm_up(spark, PageRank(g, max_iterations=1), args)
-            for rep in range(args.reps):
-                run = track(PageRank(g, max_iterations=n), "pagerank", rep)
-                ours = run.output.toPandas().set_index("id")["value"]
-                rows.append(iterflow_row("pagerank", rep, run))
+            # largest first: the executors a smaller size keeps are warm already, while a
+            # scale-out after a smaller size would start cold ones
+            for e in sorted(sizes, reverse=True):
+                job = "pagerank" if len(sizes) == 1 else f"pagerank@{e}"
+                # untimed warm-up of both at this size (JIT, GC sizing), then timed reps
+                act.set_executors(e)
+                warm_up(spark, PageRank(g, max_iterations=4), args, executors=e)
+                hand_pagerank(g.edges, g.vertices, 4, args.partitions)
+                for rep in range(args.reps):
+                    # alternate who goes first, so neither always inherits the other's leftovers
+                    for system in (("iterflow", "hand") if rep % 2 == 0 else ("hand", "iterflow")):
+                        if system == "iterflow":
+                            run = track(PageRank(g, max_iterations=n), job, rep, e)
+                            ours = run.output.toPandas().set_index("id")["value"]
+                            rows.append(iterflow_row(job, rep, run))
+                            continue
+                        act.set_executors(e)
+                        setup, iters, ranks = hand_pagerank(g.edges, g.vertices, n, args.partitions)
+                        theirs = ranks.toPandas().set_index("id")["rank"]
+                        rows.append(peer_row(args, job, "hand-loop", rep, setup, iters, n))
+                        print(f"  hand loop on {e}: setup {setup:.1f}s, iterations {[round(x, 2) for x in iters]}",
+                              flush=True)
+                    err = float(((theirs.loc[ours.index] - ours).abs() / ours).max())
+                    rows[-1]["check"] = rows[-2]["check"] = f"max rel err {err:.2g}"
                 act.set_executors(args.workers)
-                setup, iters, ranks = hand_pagerank(g.edges, g.vertices, n, args.partitions)
-                theirs = ranks.toPandas().set_index("id")["rank"]
-                err = float(((theirs.loc[ours.index] - ours).abs() / ours).max())
-                rows.append(peer_row(args, "pagerank", "hand-loop", rep, setup, iters, n,
-                                     check=f"max rel err {err:.2g}"))
-                print(f"  hand loop: setup {setup:.1f}s, iterations {[round(x, 2) for x in iters]}; {rows[-1]['check']}",
-                      flush=True)
         if "kmeans" in args.jobs:
             pts = load_points(spark, str(points_path(args)), partitions=args.partitions)
             centers = initial_centers(pts, K)
@@ -180,6 +203,7 @@ def main() -> int:
         ours = df[(df["job"] == job) & (df["system"] == "iterflow")].set_index("rep")
         summary.append(stat_row(NAME, job, "iterflow", "barrier s per superstep", ours["barrier_median"],
                                 "statistics + model + policy"))
+        summary.append(stat_row(NAME, job, "iterflow", "barrier s p90", ours["barrier_p90"], "per run, supersteps 2.."))
         for peer in [s for s in df[df["job"] == job]["system"].unique() if s != "iterflow"]:
             p = df[(df["job"] == job) & (df["system"] == peer)].set_index("rep")
             summary += [stat_row(NAME, job, f"iterflow/{peer}", "ratio per superstep",

@@ -61,7 +61,9 @@ class FakeEngine:
             self.fail.discard(self.group)
             raise LostExecutor()
         self.events.append(("barrier", self.group, reliable))
-        frames = {k: Frame(v.value, reliable) for k, v in state.frames.items()}
+        frames: dict = {}
+        for k, v in state.frames.items():
+            frames[k] = Frame((v(dict(frames)) if callable(v) else v).value, reliable)
         return State(frames, dict(state.values)), {k: 100 for k in frames}
 
     def release(self, old: State, keep: State) -> None:

@@ -234,6 +234,8 @@ class Recovery:
         engine.job_group(f"recovery-{upto + 1}", f"{program.name}: rewind to superstep {anchor.superstep}")
         program.variant = anchor.variant  # the anchor's frames have this variant's columns
         state = program.restore(State(dict(anchor.state.frames), dict(anchor.state.values)))
+        if any(callable(df) for df in state.frames.values()):  # superstep 0's lineage anchor
+            state, _ = engine.barrier(state, reliable=False)
         for j in range(anchor.superstep + 1, upto + 1):
             used = history[j - 1].ran.variant if j - 1 < len(history) else program.variant
             if used != program.variant:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -16,9 +16,13 @@ from pyspark.sql import DataFrame, SparkSession
 @dataclass
 class State:
     """The iteration state: keyed DataFrames the driver materializes at each barrier
-    (``frames``) and small driver-side values such as k-means centers (``values``)."""
+    (``frames``) and small driver-side values such as k-means centers (``values``).
 
-    frames: dict[str, DataFrame] = field(default_factory=dict)
+    Frames are materialized in order; a frame may instead be a function of the frames
+    materialized before it (``frames -> DataFrame``), so it reads them from their
+    checkpoints instead of recomputing their plans (WCC's labels from the changed set)."""
+
+    frames: dict[str, DataFrame | Callable[[dict[str, DataFrame]], DataFrame]] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
 
 

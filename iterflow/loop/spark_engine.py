@@ -42,17 +42,14 @@ class SparkEngine:
         rows: dict[str, int] = {}
         frames: dict[str, DataFrame] = {}
         for name, df in state.frames.items():
-            if reliable:
-                cached = df.persist(StorageLevel.MEMORY_AND_DISK)
-                rows[name] = cached.count()
-                df = cached.checkpoint(eager=True).persist(StorageLevel.MEMORY_AND_DISK)
-                cached.unpersist()
-            else:
-                checkpointed = df.localCheckpoint(eager=True)
-                n = self.events.output_rows(df) if self.events is not None else -1
-                rows[name] = n if n >= 0 else checkpointed.count()
-                df = checkpointed
-            frames[name] = df
+            if callable(df):  # built from the frames materialized before it (see State)
+                df = df(dict(frames))
+            # one job: computes the frame and writes the files (reliable) or keeps the blocks
+            checkpointed = df.checkpoint(eager=True) if reliable else df.localCheckpoint(eager=True)
+            n = self.events.output_rows(df) if self.events is not None else -1
+            rows[name] = n if n >= 0 else checkpointed.count()
+            # a reliable checkpoint is read back from its files once, then from memory
+            frames[name] = checkpointed.persist(StorageLevel.MEMORY_AND_DISK) if reliable else checkpointed
         return State(frames, dict(state.values)), rows
 
     def release(self, old: State, keep: State) -> None:
