@@ -26,13 +26,21 @@ class WeaklyConnectedComponents(IterativeProgram):
 
     def init(self, spark: SparkSession) -> State:
         e = self.graph.edges.select("src", "dst")
-        both = e.union(e.select(F.col("dst").alias("src"), F.col("src").alias("dst"))).distinct()
-        self.neighbours = self.owns(both.repartition(self.partitions, "src").cache())
-        self.edge_count = self.neighbours.count()
+        both = e.union(e.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
+        # Adjacency lists, one row per vertex, hash-partitioned by vertex like the labels: a
+        # superstep joins the active vertices with their rows (no scan of every edge once few
+        # vertices are active) and explodes only those. One shuffle: the partitioning by
+        # ``src`` also serves the grouping (and drops duplicate edges).
+        self.neighbours = self.owns(self._adjacency(both.repartition(self.partitions, "src")).cache())
+        self.neighbours.count()
         labels = (self.graph.vertices.select("id", F.col("id").alias("label"))
                   .repartition(self.partitions, "id"))
         # "active" first; "labels" is the same frame, read from its checkpoint.
         return State({"active": labels, "labels": lambda done: done["active"]})
+
+    @staticmethod
+    def _adjacency(edges: DataFrame) -> DataFrame:
+        return edges.groupBy("src").agg(F.array_distinct(F.collect_list("dst")).alias("dsts"))
 
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-cache the adjacency and re-partition the labels over ``partitions`` (the active
@@ -43,16 +51,21 @@ class WeaklyConnectedComponents(IterativeProgram):
                      dict(state.values))
 
     def step(self, state: State, superstep: int) -> State:
+        # Every frame is hash-partitioned by vertex id into the same partitions (labels and
+        # active by ``id``, the adjacency by ``src``, the heard labels by the aggregation's
+        # exchange): the joins are shuffled-hash joins on co-partitioned sides, built on the
+        # smaller side, with no exchange, no sort and no broadcast through the driver.
         active, labels = state.frames["active"], state.frames["labels"]
-        heard = (active.withColumnRenamed("id", "src").join(self.neighbours, "src")
-                 .groupBy(F.col("dst").alias("id")).agg(F.min("label").alias("heard")))
-        changed = (heard.join(labels, "id").where(F.col("heard") < F.col("label"))
+        heard = (self.neighbours.join(active.withColumnRenamed("id", "src").hint("shuffle_hash"), "src")
+                 .select(F.explode("dsts").alias("id"), "label")
+                 .groupBy("id").agg(F.min("label").alias("heard")))
+        changed = (labels.join(heard.hint("shuffle_hash"), "id").where(F.col("heard") < F.col("label"))
                    .select("id", F.col("heard").alias("label")))
 
         def new_labels(done: dict[str, DataFrame]) -> DataFrame:
             # from the changed set as the barrier checkpointed it, not its plan again
-            return (labels.join(done["active"].withColumnRenamed("label", "new"), "id", "left")
-                    .select("id", F.coalesce("new", "label").alias("label")))
+            new = done["active"].withColumnRenamed("label", "new").hint("shuffle_hash")
+            return labels.join(new, "id", "left").select("id", F.coalesce("new", "label").alias("label"))
 
         return State({"active": changed, "labels": new_labels})
 

@@ -166,33 +166,54 @@ def main() -> int:
         if "kmeans" in args.jobs:
             pts = load_points(spark, str(points_path(args)), partitions=args.partitions)
             centers = initial_centers(pts, K)
-            warm_up(spark, KMeans(pts, K, init_centers=centers, max_iterations=1, tol=None), args)
+            warm_up(spark, KMeans(pts, K, init_centers=centers, max_iterations=3, tol=None), args)
+            mllib_kmeans(pts, centers, 3)
             for rep in range(args.reps):
-                run = track(KMeans(pts, K, init_centers=centers, max_iterations=n, tol=None), "kmeans", rep)
-                ours = run.output.toPandas().sort_values("cluster").drop(columns="cluster").to_numpy()
-                rows.append(iterflow_row("kmeans", rep, run))
-                still = run.table.index[run.table["delta"] == 0]
-                same_iters = int(run.table.loc[still[0], "superstep"]) if len(still) else n
-                act.set_executors(args.workers)
-                fit, _, info = ml_kmeans(pts, K, n)
-                rows.append(peer_row(args, "kmeans", "spark-ml", rep, 0.0, [fit], info["iterations"],
-                                     check="own random init"))
-                fit, _, info = mllib_kmeans(pts, centers, n)
-                diff = float(np.abs(info["centers"] - ours).max())
-                rows.append(peer_row(args, "kmeans", "spark-mllib-same-centers", rep, 0.0, [fit], same_iters,
+                got: dict[str, Any] = {}
+
+                def ours_kmeans() -> None:
+                    run = track(KMeans(pts, K, init_centers=centers, max_iterations=n, tol=None), "kmeans", rep)
+                    got["centers"] = run.output.toPandas().sort_values("cluster").drop(columns="cluster").to_numpy()
+                    still = run.table.index[run.table["delta"] == 0]
+                    got["iters"] = int(run.table.loc[still[0], "superstep"]) if len(still) else n
+                    rows.append(iterflow_row("kmeans", rep, run))
+
+                def peers_kmeans() -> None:
+                    act.set_executors(args.workers)
+                    fit, _, info = ml_kmeans(pts, K, n)
+                    rows.append(peer_row(args, "kmeans", "spark-ml", rep, 0.0, [fit], info["iterations"],
+                                         check="own random init"))
+                    fit, _, info = mllib_kmeans(pts, centers, n)
+                    got["mllib"] = (fit, info)
+
+                for part in ((ours_kmeans, peers_kmeans) if rep % 2 == 0 else (peers_kmeans, ours_kmeans)):
+                    part()
+                fit, info = got["mllib"]
+                diff = float(np.abs(info["centers"] - got["centers"]).max())
+                rows.append(peer_row(args, "kmeans", "spark-mllib-same-centers", rep, 0.0, [fit], got["iters"],
                                      check=f"max center diff {diff:.2g}"))
-                print(f"  spark-ml {rows[-2]['run_seconds']:.1f}s ({rows[-2]['iterations']} iterations); mllib from "
-                      f"the same centers {fit:.1f}s, {rows[-1]['check']}", flush=True)
+                print(f"  mllib from the same centers {fit:.1f}s, {rows[-1]['check']}", flush=True)
         if "wcc" in args.jobs:
-            warm_up(spark, WeaklyConnectedComponents(g, max_iterations=1), args)
+            warm_up(spark, WeaklyConnectedComponents(g, max_iterations=3), args)
+            graphx_cc(spark, str(data), args.partitions)
             for rep in range(args.reps):
-                run = track(WeaklyConnectedComponents(g), "wcc", rep)
-                comps = run.output.select("value").distinct().count()
-                rows.append(iterflow_row("wcc", rep, run))
-                act.set_executors(args.workers)
-                setup, iters, info = graphx_cc(spark, str(data), args.partitions)
-                rows.append(peer_row(args, "wcc", "graphx", rep, setup, iters, len(run.table),
-                                     check=f"{info['components']} components vs iterflow {comps}; "
+                got = {}
+
+                def ours_wcc() -> None:
+                    run = track(WeaklyConnectedComponents(g), "wcc", rep)
+                    got["components"] = run.output.select("value").distinct().count()
+                    got["supersteps"] = len(run.table)
+                    rows.append(iterflow_row("wcc", rep, run))
+
+                def graphx_wcc() -> None:
+                    act.set_executors(args.workers)
+                    got["graphx"] = graphx_cc(spark, str(data), args.partitions)
+
+                for part in ((ours_wcc, graphx_wcc) if rep % 2 == 0 else (graphx_wcc, ours_wcc)):
+                    part()
+                setup, iters, info = got["graphx"]
+                rows.append(peer_row(args, "wcc", "graphx", rep, setup, iters, got["supersteps"],
+                                     check=f"{info['components']} components vs iterflow {got['components']}; "
                                            f"{info['vertices']} vs {g.vertices.count()} vertices"))
                 print(f"  graphx: load {setup:.1f}s, run {iters[0]:.1f}s; {rows[-1]['check']}", flush=True)
     df = pd.DataFrame(rows)

@@ -129,3 +129,26 @@ def test_the_table_is_made_from_the_records_alone():
     again = [SuperstepRecord.from_row(r) for r in t.to_dict("records")]
     assert [r.row().keys() for r in again] == [r.row().keys() for r in res.records]
     assert "_bin_load" not in t.columns and "bin_load" not in t.columns
+
+
+def test_the_result_is_recomputed_only_when_reading_it_finds_its_blocks_lost():
+    from fakes import LostExecutor
+
+    driver, engine, _ = make(checkpoint_interval=10)
+    res = driver.run(Doubling(max_iterations=4))
+    reliable = [e for e in engine.events if e[0] == "barrier" and e[2]]
+    assert reliable == [], "no reliable write anywhere in a run shorter than the interval"
+    assert res.use(lambda out: out * 10) == 40.0
+    assert [e for e in engine.events if e[0] == "barrier" and e[2]] == []
+    calls = []
+
+    def read(out):
+        calls.append(out)
+        if len(calls) == 1:
+            raise LostExecutor()
+        return out
+
+    assert res.use(read) == 4.0  # recomputed from the anchor (superstep 0's lineage), then read again
+    assert [e for e in engine.events if e[0] == "barrier" and e[2]], "the recomputed result is written reliably"
+    with pytest.raises(ValueError):
+        res.use(lambda out: (_ for _ in ()).throw(ValueError("not a loss")))

@@ -130,16 +130,17 @@ def _read_centers(path: str) -> np.ndarray:
 def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
     """Results, the run's superstep table (``DIR/_supersteps.parquet``) and ``--stats`` CSV,
     each renamed into place only once written whole (:mod:`iterflow.files`)."""
-    def write(tmp: Path) -> None:
+    def write(tmp: Path, output: Any) -> None:
         if spec.algorithm == "kmeans":
-            result.output.write.mode("overwrite").parquet(str(tmp / "centers"))
-            centers = result.output.orderBy("cluster").drop("cluster").toPandas().to_numpy()
+            output.write.mode("overwrite").parquet(str(tmp / "centers"))
+            centers = output.orderBy("cluster").drop("cluster").toPandas().to_numpy()
             program.assignments(centers).write.mode("overwrite").parquet(str(tmp / "assignments"))
         else:
-            result.output.write.mode("overwrite").parquet(str(tmp))
+            output.write.mode("overwrite").parquet(str(tmp))
         result.supersteps.to_parquet(tmp / "_supersteps.parquet", index=False)
 
-    atomic_dir(spec.output, write)
+    # result.use: recomputed from the last anchor if the final state's blocks were lost
+    atomic_dir(spec.output, lambda tmp: result.use(lambda output: write(tmp, output)))
     if spec.stats:
         stats = Path(spec.stats)
         stats.parent.mkdir(parents=True, exist_ok=True)

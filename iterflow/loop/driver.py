@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import pandas as pd
 
-from iterflow.faults.recovery import CheckpointHook, Recovery, Resume
+from iterflow.faults.recovery import CheckpointHook, Recovery, Resume, first_line, is_state_loss
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop.program import IterativeProgram, State
@@ -41,6 +41,7 @@ from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, S
 from iterflow.actuate.rebalance import imbalance
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -53,6 +54,20 @@ class RunResult:
     converged: bool
     program: str
     run_id: str | None = None
+    recompute: Callable[[], Any] | None = field(default=None, repr=False)
+
+    def use(self, action: Callable[[Any], T]) -> T:
+        """``action(output)``; if it fails because executors holding the final state's blocks
+        were lost, the state is recomputed from the last anchor (reliably this time) and
+        ``action`` runs again on the new output."""
+        try:
+            return action(self.output)
+        except Exception as exc:  # noqa: BLE001 - re-raised unless it is a loss of state
+            if self.recompute is None or not is_state_loss(exc):
+                raise
+            log.warning("the result's blocks were lost with an executor (%s); recomputing it", first_line(exc))
+            self.output, self.recompute = self.recompute(), None
+            return action(self.output)
 
     @cached_property
     def supersteps(self) -> pd.DataFrame:
@@ -187,8 +202,12 @@ class IterationDriver:
         finally:
             self.partitions = reconfigurer.partitions
             self.engine.job_group("result", f"{program.name}: result")
-        state = self.recovery.secured(program, state, history)
-        return RunResult(program.result(state), history, converged, program.name)
+        # The result is read from the last local checkpoint, as a hand-written loop's would be;
+        # only if that read fails after losing executors (RunResult.use) is the final state
+        # recomputed from the anchor and written reliably. Nothing is paid until then.
+        final = state
+        return RunResult(program.result(state), history, converged, program.name,
+                         recompute=lambda: program.result(self.recovery.secured(program, final, history)))
 
     def _start(self, program: IterativeProgram) -> None:
         """Before the program loads its input: the first executors, and the warm start from
