@@ -25,13 +25,14 @@ class WeaklyConnectedComponents(IterativeProgram):
         self.graph = graph
 
     def init(self, spark: SparkSession) -> State:
-        e = self.graph.edges.select("src", "dst")
-        both = e.union(e.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
         # Adjacency lists, one row per vertex, hash-partitioned by vertex like the labels: a
         # superstep joins the active vertices with their rows (no scan of every edge once few
-        # vertices are active) and explodes only those. One shuffle: the partitioning by
-        # ``src`` also serves the grouping (and drops duplicate edges).
-        self.neighbours = self.owns(self._adjacency(both.repartition(self.partitions, "src")).cache())
+        # vertices are active) and explodes only those. Out-lists group the edges where they
+        # are (loaded partitioned by source); only the in-lists are shuffled.
+        edges = self.graph.edges.select("src", "dst")
+        if edges.rdd.getNumPartitions() != self.partitions:  # the lists must share the labels' partitions
+            edges = edges.repartition(self.partitions, "src")
+        self.neighbours = self.owns(self._adjacency(edges).cache())
         self.neighbours.count()
         labels = (self.graph.vertices.select("id", F.col("id").alias("label"))
                   .repartition(self.partitions, "id"))
@@ -40,7 +41,11 @@ class WeaklyConnectedComponents(IterativeProgram):
 
     @staticmethod
     def _adjacency(edges: DataFrame) -> DataFrame:
-        return edges.groupBy("src").agg(F.array_distinct(F.collect_list("dst")).alias("dsts"))
+        """``src, dsts``: every vertex with an edge and its neighbours in either direction."""
+        out = edges.groupBy("src").agg(F.collect_list("dst").alias("o"))
+        into = edges.groupBy(F.col("dst").alias("src")).agg(F.collect_list("src").alias("i"))
+        return (out.join(into.hint("shuffle_hash"), "src", "full")
+                .select("src", F.concat(F.coalesce("o", F.array()), F.coalesce("i", F.array())).alias("dsts")))
 
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-cache the adjacency and re-partition the labels over ``partitions`` (the active
