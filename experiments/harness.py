@@ -214,7 +214,7 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
               result_seconds=done - max(ends.values(), default=done))
     tracker.mlflow.log_metrics({k: v for k, v in run.row().items() if k in (
         "runtime", "ss1_seconds", "job_seconds", "executor_seconds", "init_seconds", "superstep_median")})
-    if not args.sklearn_model and hasattr(driver.model, "to_dict") and hasattr(driver.model, "X_"):
+    if not args.sklearn_model and hasattr(driver.model, "to_dict") and driver.model.fitted:
         tracker.mlflow.log_dict(driver.model.to_dict(), "resource_model.json")
     tracker.finish(run.table, driver.model if args.sklearn_model else None)
     print(f"  -> {len(run.table)} supersteps; runtime (supersteps 2..) {run.runtime:.1f}s, superstep 1 "

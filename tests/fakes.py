@@ -114,11 +114,11 @@ class FakeModel:
     def fitted(self) -> bool:
         return bool(self.rows)
 
-    def observe(self, scale_out, work, seconds):
+    def observe(self, scale_out, work, seconds, stage_tasks=None):
         self.rows.append((scale_out, work, seconds))
 
     def observe_many(self, rows):
-        rows = list(rows)
+        rows = [tuple(r)[:3] for r in rows]
         if rows:
             self.batches += 1
             self.rows.extend(rows)

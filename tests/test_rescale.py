@@ -47,7 +47,7 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     assert list(t["partitions"]) == [2, 2, 2, 4, 4]
     # the first superstep at a new size is cold (fresh JVMs, remote blocks): not the new
     # size's steady state, so the model learns from supersteps 3 and 5 only
-    assert len(driver.model.X_) == 2
+    assert len(driver.model.curve.X_) == 2 and len(driver.model.replay.profiles) == 2
     assert t.loc[t["superstep"] == 4, "cold_seconds"].notna().all()
 
     seen = executors_at_superstep_start(find_log(Path(spark.conf.get("iterflow.test.eventlog")),

@@ -100,6 +100,7 @@ class RunTracker:
                 path = Path(tmp) / "supersteps.parquet"
                 table.to_parquet(path, index=False)
                 self.mlflow.log_artifact(str(path))
+                model = getattr(model, "curve", model)  # a LiveModel logs its learned curve
                 if model is not None and hasattr(model, "X_"):
                     import mlflow.sklearn
 
@@ -144,7 +145,7 @@ def model_history(tables: pd.DataFrame) -> pd.DataFrame:
     """``scale_out, work, seconds`` of the supersteps the model learns from
     (:func:`~iterflow.loop.records.feeds_model`, the rule of the live run)."""
     rows = model_rows(records(tables)) if not tables.empty and "superstep" in tables else []
-    return pd.DataFrame(rows, columns=["scale_out", "work", "seconds"])
+    return pd.DataFrame([r[:3] for r in rows], columns=["scale_out", "work", "seconds"])
 
 
 def history_for(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> pd.DataFrame:

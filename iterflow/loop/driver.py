@@ -124,9 +124,9 @@ class IterationDriver:
         self.recovery = Recovery(engine, max_recoveries=max_recoveries, recovery_wait=recovery_wait,
                                  on_checkpoint=on_checkpoint)
         if model is None:
-            from iterflow.model.resource import ResourceModel
+            from iterflow.model.live import LiveModel
 
-            model = ResourceModel()
+            model = LiveModel()
         self.model = model
         self.start_executors = start_executors
         self.past = records(past)
@@ -269,7 +269,8 @@ class IterationDriver:
             if is_cold(record, prev) and self._fitted():
                 cold = max(0.0, record.wall_seconds - self.model.predict_seconds(record.ran.cores, record.ran.work))
             if feeds_model(record, prev):
-                self.model.observe(record.ran.cores, record.ran.work, record.wall_seconds)
+                self.model.observe(record.ran.cores, record.ran.work, record.wall_seconds,
+                                   record.stats.stage_tasks if record.stats is not None else None)
         return record.with_(predicted=Predicted(predicted, cold))
 
     @staticmethod

@@ -82,9 +82,11 @@ class Actuator(Protocol):
 
 
 class Model(Protocol):
-    """The resource model as the loop uses it (:class:`~iterflow.model.resource.ResourceModel`)."""
+    """The resource model as the loop uses it (:class:`~iterflow.model.live.LiveModel`).
+    ``stage_tasks``: the superstep's per-stage task durations (``Stats.stage_tasks``) for a
+    model that replays them; rows of ``observe_many`` carry it as a fourth field."""
 
-    def observe(self, scale_out: float, work: float, seconds: float) -> Any: ...
+    def observe(self, scale_out: float, work: float, seconds: float, stage_tasks: Any = None) -> Any: ...
 
     def observe_many(self, rows: Any) -> Any: ...
 

@@ -281,16 +281,17 @@ def feeds_model(record: SuperstepRecord, previous: SuperstepRecord | None) -> bo
     return record.superstep > 1 and not is_cold(record, previous)
 
 
-def model_rows(history: Sequence[SuperstepRecord]) -> list[tuple[float, float, float]]:
-    """``(cores, work, seconds)`` of the supersteps in ``history`` that feed the model; a
-    history of several runs (superstep numbers restart) is split at each restart."""
+def model_rows(history: Sequence[SuperstepRecord]) -> list[tuple[float, float, float, str]]:
+    """``(cores, work, seconds, stage_tasks)`` of the supersteps in ``history`` that feed the
+    model; a history of several runs (superstep numbers restart) is split at each restart."""
     out = []
     prev: SuperstepRecord | None = None
     for r in history:
         if prev is not None and r.superstep <= prev.superstep:
             prev = None  # a new run starts
         if feeds_model(r, prev):
-            out.append((float(r.ran.cores), float(r.ran.work), float(r.wall_seconds)))
+            out.append((float(r.ran.cores), float(r.ran.work), float(r.wall_seconds),
+                        r.stats.stage_tasks if r.stats is not None else "[]"))
         prev = r
     return out
 

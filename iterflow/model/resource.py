@@ -205,13 +205,14 @@ class ResourceModel(PositiveRegressor):
         return float(p * min(lo, 1.0)), float(p * max(hi, 1.0))
 
     # -- online use ----------------------------------------------------------------------------
-    def observe(self, scale_out: float, work: float, seconds: float) -> "ResourceModel":
-        """Append one measured superstep and refit (a few ms for a few hundred observations)."""
+    def observe(self, scale_out: float, work: float, seconds: float, stage_tasks: Any = None) -> "ResourceModel":
+        """Append one measured superstep and refit (a few ms for a few hundred observations);
+        ``stage_tasks`` is not used by this model (see :class:`~iterflow.model.live.LiveModel`)."""
         return self.observe_many([(scale_out, work, seconds)])
 
     def observe_many(self, rows: Any) -> "ResourceModel":
-        """Append ``(scale_out, work, seconds)`` rows and refit once (a warm start, a resume)."""
-        rows = np.asarray(list(rows), float).reshape(-1, 3)
+        """Append ``(scale_out, work, seconds[, ...])`` rows and refit once (a warm start, a resume)."""
+        rows = np.asarray([tuple(r)[:3] for r in rows], float).reshape(-1, 3)
         if not len(rows):
             return self
         if hasattr(self, "X_"):

@@ -25,8 +25,9 @@ class TargetPolicy(AdaptivePolicy):
 
     * scale out when ``T(current) > left / (1 + margin)``, to the executor count with the fewest
       predicted executor-seconds ``e·T(e)`` among those with ``T(e) <= left / (1 + margin)``
-      (the smallest such count when scaling is sub-linear); if none is, to the maximum, at once
-      (urgent: no hysteresis, no cooldown);
+      (the smallest such count when scaling is sub-linear); if none is, the target is out of
+      reach: to the count with the earliest predicted finish, a rescale's price included, at
+      once (urgent: no hysteresis, no cooldown; the reason says so);
     * scale in only when comfortably ahead, ``T(current) < left / (1 + slack)``, to the cheapest
       count with ``T(e) <= left / (1 + (margin + slack) / 2)`` -- inside the band, so the next
       noisy barrier does not call for a scale-out.
@@ -59,9 +60,15 @@ class TargetPolicy(AdaptivePolicy):
         if tc > left / (1 + self.margin):
             e = cheapest(left / (1 + self.margin))
             if e is None:
+                # Out of reach even at the most: go where the run is predicted to end first,
+                # a rescale's price (pause, cold superstep) counted for every other size.
+                price, how = self.rescale_cost(ctx.history)
+                finish = T + np.where(E != ctx.current, price, 0.0)
+                k = int(np.argmin(finish))
                 most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
-                return Want(ctx.hi, f"{head}; misses the target by the {self.margin:.0%} margin even at "
-                                    f"{most} (finish {elapsed + T[-1]:.1f}s)", urgent=True)
+                return Want(int(E[k]), f"{head}; misses the target by the {self.margin:.0%} margin even at "
+                                       f"{most}: earliest predicted finish {elapsed + finish[k]:.1f}s at "
+                                       f"{E[k]} executors (a rescale priced {price:.1f}s, {how})", urgent=True)
             k = int(np.flatnonzero(E == e)[0])
             return Want(e, f"{head}; {e} executors: finish {elapsed + T[k]:.1f}s, "
                            f"{e * T[k]:.0f} executor-seconds")

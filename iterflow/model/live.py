@@ -1,0 +1,72 @@
+"""The model the driver feeds during a run: task replay first, the learned curve as fallback.
+
+:class:`~iterflow.model.replay.ReplayModel` predicts any scale-out from supersteps measured
+at one (their task durations), corrected by measurements at other sizes;
+:class:`~iterflow.model.resource.ResourceModel` (the curve over (scale-out, work), judged on
+Bell's and Ellis' traces) needs three scale-outs before it can tell fixed from parallel time
+and serves where no task durations are known (statistics from the status store, a warm start
+from tables written before ``stage_tasks`` existed).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from iterflow.model.replay import ReplayModel
+from iterflow.model.resource import ResourceModel
+
+
+class LiveModel:
+    """The loop's :class:`~iterflow.loop.ports.Model` (see the module docstring)."""
+
+    def __init__(self, curve: ResourceModel | None = None, replay: ReplayModel | None = None) -> None:
+        self.curve = curve if curve is not None else ResourceModel()
+        self.replay = replay if replay is not None else ReplayModel()
+
+    @property
+    def fitted(self) -> bool:
+        return self.replay.fitted or self.curve.fitted
+
+    @property
+    def source(self) -> str:
+        return "task replay" if self.replay.fitted else "curve"
+
+    @property
+    def error_estimate_(self) -> float:
+        if self.replay.fitted:
+            r = np.array(list(self.replay.ratios().values()))
+            return float(np.max(np.abs(r - 1.0))) if r.size > 1 else float("nan")
+        return float(getattr(self.curve, "error_estimate_", float("nan")))
+
+    def observe(self, scale_out: float, work: float, seconds: float, stage_tasks: Any = None) -> "LiveModel":
+        self.curve.observe(scale_out, work, seconds)
+        self.replay.observe(scale_out, work, seconds, stage_tasks)
+        return self
+
+    def observe_many(self, rows: Iterable[Sequence[Any]]) -> "LiveModel":
+        """``(scale_out, work, seconds[, stage_tasks])`` rows (a warm start, a resume), one refit."""
+        rows = list(rows)
+        self.curve.observe_many([r[:3] for r in rows])
+        self.replay.observe_many(rows)
+        return self
+
+    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+        model = self.replay if self.replay.fitted else self.curve
+        return float(model.predict_seconds(scale_out, work))
+
+    def predict(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, float).reshape(-1, 2)
+        return np.array([self.predict_seconds(m, w) for m, w in X])
+
+    def predict_interval(self, scale_out: float, work: float = 1.0, alpha: float = 0.2) -> tuple[float, float]:
+        model = self.replay if self.replay.fitted else self.curve
+        return model.predict_interval(scale_out, work, alpha)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.source,
+                               "replay_ratios": {str(k): v for k, v in self.replay.ratios().items()}
+                               if self.replay.fitted else {}}
+        if self.curve.fitted:
+            out["curve"] = self.curve.to_dict()
+        return out

@@ -1,0 +1,136 @@
+"""Predict a superstep at any scale-out from one: replay its measured tasks on other slots.
+
+Why: a barrier holds the exact task durations of every stage of the superstep that just ran
+(``Stats.stage_tasks``). A learned curve needs runs at several sizes before it can tell fixed
+from parallel time; the tasks tell it from one. At ``m`` executors x ``c`` cores a stage
+takes the list schedule of its tasks on ``m·c`` slots (Spark hands each free slot the next
+task in index order), stages one after the other in their measured order; what the
+superstep spent outside tasks (driver, scheduling, broadcasts, the barrier) is the measured
+wall time minus the replay at the measured size, and is kept as is:
+
+    t(m) = outside + Σ_stages makespan(tasks, m·c) · work'/work
+
+As supersteps at other sizes are measured, :class:`ReplayModel` corrects the replay by the
+ratio measured / replayed at each measured size (relative median), interpolated in log
+scale-out and held flat beyond (:func:`correction`). Its interval is the spread of those
+ratios, never narrower than ±10 %.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from iterflow.model.fits import relative_median
+
+
+def makespan(durations: Sequence[float], slots: int) -> float:
+    """List schedule of ``durations`` in order on ``slots`` identical slots."""
+    slots = max(1, int(slots))
+    if len(durations) <= slots:
+        return float(max(durations, default=0.0))
+    free = [0.0] * slots
+    for d in durations:
+        heapq.heappush(free, heapq.heappop(free) + float(d))
+    return float(max(free))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One measured superstep: its slots, work, wall time and per-stage task seconds."""
+
+    slots: float
+    work: float
+    seconds: float
+    stages: tuple[tuple[float, ...], ...]
+
+    @classmethod
+    def parse(cls, slots: float, work: float, seconds: float, stage_tasks: str | Sequence[Any]) -> "Profile | None":
+        """From ``Stats.stage_tasks`` (JSON ``[[id, submitted, completed, [ms, ...]], ...]``)."""
+        rows = json.loads(stage_tasks) if isinstance(stage_tasks, str) else stage_tasks
+        stages = tuple(tuple(t / 1e3 for t in row[3]) for row in rows or () if row[3])
+        if not stages or not slots > 0 or not seconds > 0:
+            return None
+        return cls(float(slots), float(work), float(seconds), stages)
+
+    def in_tasks(self, slots: float) -> float:
+        return sum(makespan(s, int(round(slots))) for s in self.stages)
+
+    @property
+    def outside(self) -> float:
+        """Seconds outside tasks, taken as fixed (never below 0)."""
+        return max(0.0, self.seconds - self.in_tasks(self.slots))
+
+    def replay(self, slots: float, work: float | None = None) -> float:
+        scale = (work / self.work) if work and self.work > 0 else 1.0
+        return self.outside + self.in_tasks(slots) * scale
+
+
+def correction(measured: dict[float, float], at: float) -> float:
+    """Ratio measured / replayed at ``at``: interpolated in log slots between measured sizes,
+    flat beyond them, 1 with none."""
+    if not measured:
+        return 1.0
+    xs = sorted(measured)
+    if at <= xs[0]:
+        return measured[xs[0]]
+    if at >= xs[-1]:
+        return measured[xs[-1]]
+    lx = np.log(xs)
+    return float(np.interp(math.log(at), lx, [measured[x] for x in xs]))
+
+
+class ReplayModel:
+    """The model port (``observe``/``predict_seconds``/``predict_interval``/``fitted``) on task
+    replay; see the module docstring. ``slots_per_executor`` turns a scale-out in cores into
+    slots (1 slot per core, as Spark's default ``spark.task.cpus=1``)."""
+
+    def __init__(self, keep: int = 5) -> None:
+        self.keep = keep
+        self.profiles: list[Profile] = []
+        self.times: dict[float, list[tuple[float, float]]] = {}  # slots -> [(work, seconds)]
+
+    @property
+    def fitted(self) -> bool:
+        return bool(self.profiles)
+
+    def observe(self, scale_out: float, work: float, seconds: float, stage_tasks: Any = None) -> "ReplayModel":
+        self.times.setdefault(float(scale_out), []).append((float(work), float(seconds)))
+        prof = Profile.parse(scale_out, work, seconds, stage_tasks) if stage_tasks is not None else None
+        if prof is not None:
+            self.profiles = [*self.profiles, prof][-self.keep:]
+        return self
+
+    def observe_many(self, rows: Iterable[Sequence[Any]]) -> "ReplayModel":
+        for row in rows:
+            self.observe(*row)
+        return self
+
+    def _replayed(self, slots: float, work: float) -> float:
+        """Relative median over the kept profiles (a straggling superstep cannot drag it)."""
+        return relative_median(np.array([p.replay(slots, work) for p in self.profiles]))
+
+    def ratios(self, work: float | None = None) -> dict[float, float]:
+        """Measured / replayed, per measured size (the correction's points)."""
+        out = {}
+        for slots, obs in self.times.items():
+            meas = np.array([s for _, s in obs[-self.keep:]])
+            ws = [w for w, _ in obs[-self.keep:]]
+            rep = np.array([self._replayed(slots, w) for w in ws])
+            out[slots] = float(relative_median(meas / rep))
+        return out
+
+    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+        if not self.profiles:
+            raise ValueError("ReplayModel: no superstep with task durations observed yet")
+        return self._replayed(scale_out, work) * correction(self.ratios(), float(scale_out))
+
+    def predict_interval(self, scale_out: float, work: float = 1.0, alpha: float = 0.2) -> tuple[float, float]:
+        p = self.predict_seconds(scale_out, work)
+        r = np.array(list(self.ratios().values()) or [1.0])
+        half = max(0.1, float(np.max(np.abs(r / np.median(r) - 1.0))))
+        return p * (1 - half), p * (1 + half)

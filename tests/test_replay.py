@@ -1,0 +1,53 @@
+"""Task replay: predicting a superstep at other scale-outs from one measured at a single size
+(pure logic, no Spark)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iterflow.model.replay import Profile, ReplayModel, correction, makespan
+
+
+def stages(*durations_s):
+    return json.dumps([[i, 0, 0, [int(d * 1000) for d in ds]] for i, ds in enumerate(durations_s)])
+
+
+def test_makespan_is_the_list_schedule_in_task_order():
+    assert makespan([1, 1, 1, 1], 4) == 1
+    assert makespan([1, 1, 1, 1], 1) == 4
+    assert makespan([3, 1, 1, 1], 2) == 3  # the long task first: the others fill the other slot
+    assert makespan([1, 1, 1, 3], 2) == 4  # the long task last (Spark's index order)
+    assert makespan([], 3) == 0
+
+
+def test_one_size_predicts_the_others_fixed_time_kept_parallel_time_divided():
+    wall = 8 * 1.0 + 2 * 0.5 + 0.5  # 8 one-second tasks, then 2 of 0.5 s, 0.5 s outside tasks
+    m = ReplayModel().observe(1, 100.0, wall, stages([1.0] * 8, [0.5, 0.5]))
+    assert m.predict_seconds(1, 100.0) == pytest.approx(wall)
+    assert m.predict_seconds(4, 100.0) == pytest.approx(0.5 + 2.0 + 0.5)
+    assert m.predict_seconds(8, 100.0) == pytest.approx(0.5 + 1.0 + 0.5)
+    assert m.predict_seconds(4, 50.0) == pytest.approx(0.5 + (2.0 + 0.5) / 2)  # half the work
+    lo, hi = m.predict_interval(4, 100.0)
+    assert lo < m.predict_seconds(4, 100.0) < hi
+
+
+def test_measurements_at_other_sizes_correct_the_replay():
+    m = ReplayModel().observe(1, 1.0, 8.5, stages([1.0] * 8))
+    replay4 = m.predict_seconds(4, 1.0)
+    m.observe(4, 1.0, replay4 * 1.3)  # slower than replayed at 4 (remote reads, a busier driver)
+    assert m.predict_seconds(4, 1.0) == pytest.approx(replay4 * 1.3)
+    assert m.predict_seconds(1, 1.0) == pytest.approx(8.5)
+    between = m.predict_seconds(2, 1.0) / m._replayed(2, 1.0)
+    assert 1.0 < between < 1.3  # interpolated in log scale-out
+    assert m.predict_seconds(8, 1.0) / m._replayed(8, 1.0) == pytest.approx(1.3)  # flat beyond
+
+
+def test_correction_and_profiles_without_tasks():
+    assert correction({}, 3) == 1.0
+    assert correction({1.0: 1.0, 4.0: 2.0}, 2.0) == pytest.approx(1.5)
+    assert Profile.parse(1, 1, 1.0, "[]") is None
+    m = ReplayModel().observe(2, 1.0, 3.0)  # no task rows (statistics from the status store)
+    assert not m.fitted
+    with pytest.raises(ValueError):
+        m.predict_seconds(2)
