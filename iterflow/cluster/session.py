@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlparse
@@ -110,7 +112,36 @@ def _launch_driver_jvm(settings: dict[str, str]) -> None:
     for key, value in settings.items():
         if key != auth.SECRET:
             public.set(key, value)
-    SparkContext._ensure_initialized(gateway=launch_gateway(public, popen_kwargs={"umask": 0o077}))
+    quiet = not os.environ.get("ITERFLOW_VERBOSE")
+    gateway = launch_gateway(public, popen_kwargs={"umask": 0o077, **({"stderr": subprocess.PIPE} if quiet else {})})
+    if quiet:
+        _relay_stderr(gateway.proc.stderr)
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+#: Lines the driver JVM prints that are expected in every embedded run (Spark 4 loads the
+#: incubating vector module): hidden unless ``iterflow -v``.
+_JVM_NOISE = ("WARNING: Using incubator modules",)
+
+
+def _relay_stderr(stream) -> None:
+    """Copy the driver JVM's stderr to ours, without the expected noise (a daemon thread: it
+    ends with the JVM's stream or with this process)."""
+    def relay() -> None:
+        for line in iter(stream.readline, b""):
+            if line.decode("utf-8", "replace").startswith(_JVM_NOISE):
+                continue
+            out = getattr(sys.stderr, "buffer", None)  # wherever stderr points now
+            try:
+                if out is not None:
+                    out.write(line)
+                else:
+                    sys.stderr.write(line.decode("utf-8", "replace"))
+                sys.stderr.flush()
+            except (OSError, ValueError):  # our stderr closed: keep draining the pipe
+                continue
+
+    threading.Thread(target=relay, name="iterflow-jvm-stderr", daemon=True).start()
 
 
 def stop_session(spark) -> None:
