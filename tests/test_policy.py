@@ -601,3 +601,21 @@ def test_dynamic_allocation_is_a_noop_with_spark_settings():
     assert conf["spark.dynamicAllocation.cachedExecutorIdleTimeout"] == "120s"
     with pytest.raises(ValueError):
         DynamicAllocationPolicy(min_executors=4, max_executors=2)
+
+
+def test_a_scale_in_must_pay_its_measured_price_and_is_free_until_measured():
+    """A release is priced by this cluster's measured scale-ins (not by a scale-out's executor
+    start): with too few supersteps left to save what the pause holds, the executors stay."""
+    m = FakeModel(1.0, 0.01)  # 1 + 100/e seconds a superstep: little gain above a few executors
+
+    def decide(left: int, down_price: float | None) -> Reconfiguration:
+        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=1.0, max_iterations=4 + left, **QUICK)
+        hist = flat(4, 16, m)
+        if down_price is not None:  # an earlier scale-in of this run: 16 -> 16 (the size kept)
+            hist[1].update(decision="down", actuation_seconds=down_price, relayout_seconds=0.0)
+        return p.decide(**H(hist, m))
+
+    assert decide(1, None).executors is not None and decide(1, None).executors < 16  # unmeasured: free
+    held = decide(1, 60.0)
+    assert held.executors is None and "not more than it holds" in held.reason and "1 scale-in" in held.reason
+    assert decide(200, 60.0).executors < 16  # a long tail pays for it

@@ -311,13 +311,16 @@ def executor_seconds(record: SuperstepRecord, span_seconds: float | None = None)
     return float(record.executors * busy + max(record.executors, after) * extra)
 
 
-def rescale_costs(history: Sequence[SuperstepRecord]) -> list[float]:
+def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = None) -> list[float]:
     """What each rescale in ``history`` cost in wall seconds: its pause at the barrier plus
-    the cold excess of the superstep after it (``cold_seconds``)."""
+    the cold excess of the superstep after it (``cold_seconds``); ``direction`` ``"down"``
+    or ``"up"``: only the rescales the policy decided that way."""
     out = []
     for k, r in enumerate(history):
         pause = r.actuated.pause_seconds if r.actuated is not None else None
         if pause is None:
+            continue
+        if direction is not None and (r.decided is None or r.decided.decision != direction):
             continue
         nxt = history[k + 1] if k + 1 < len(history) else None
         cold = nxt.predicted.cold_seconds if nxt is not None and nxt.superstep == r.superstep + 1 else None

@@ -135,6 +135,7 @@ class AdaptivePolicy(PolicyBase):
             raise ValueError(f"rescale_seconds must be >= 0 (got {rescale_seconds})")
         self.rescale_seconds = float(rescale_seconds)
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
+        self.past_scale_ins: list[float] = []  # the scale-ins among them
         super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -172,11 +173,10 @@ class AdaptivePolicy(PolicyBase):
         want = self._want(ctx)
         n = int(min(max(want.executors, ctx.lo), ctx.hi if want.executors > cur else self.max_executors))
         notes.append(want.reason)
-        if n > cur:
-            unpaid = self._unpaid_scale_out(ctx, n)
-            if unpaid:
-                self._streak = []
-                return self._hold(i, cur, notes + [unpaid])
+        unpaid = self._unpaid_scale_out(ctx, n) if n > cur else self._unpaid_scale_in(ctx, n) if n < cur else None
+        if unpaid:
+            self._streak = []
+            return self._hold(i, cur, notes + [unpaid])
         since = self._last_change(history)
         if n != cur and 0 <= i - since < self.cooldown and not want.urgent:
             self._streak = []
@@ -201,6 +201,7 @@ class AdaptivePolicy(PolicyBase):
         cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
         executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
         self.past_rescales = rescale_costs(records(history))
+        self.past_scale_ins = rescale_costs(records(history), "down")
         return len(self.past_rescales)
 
     def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
@@ -214,6 +215,24 @@ class AdaptivePolicy(PolicyBase):
             return None
         return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps, "
                 f"not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
+
+    def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
+        """Why a scale-in to ``n`` does not pay, or ``None`` when it does (or when no scale-in
+        has been measured on this cluster yet: a release starts no executor, so a scale-out's
+        price is not its price). The executor-seconds it saves over the forecast rest of the
+        run must exceed its measured wall price (this run's scale-ins, else earlier runs')
+        times the executors held meanwhile: no release with a superstep left that cannot pay."""
+        seen = rescale_costs(ctx.history, "down") or self.past_scale_ins
+        if not seen:
+            return None
+        cost = float(np.median(seen))
+        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
+        saved = float(ctx.current * cur_t - n * new_t)
+        if saved > cost * ctx.current:
+            return None
+        return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
+                f"supersteps, not more than it holds (~{cost * ctx.current:.0f}: {cost:.1f}s measured over "
+                f"{len(seen)} scale-in{'s' if len(seen) > 1 else ''} at {ctx.current} executors): keep {ctx.current}")
 
     def _hysteresis(self, i: int, cur: int, n: int, urgent: bool, notes: list[str]) -> Reconfiguration:
         if n == cur:
