@@ -21,6 +21,7 @@ import heapq
 import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -60,7 +61,7 @@ class Profile:
     def in_tasks(self, slots: float) -> float:
         return sum(makespan(s, int(round(slots))) for s in self.stages)
 
-    @property
+    @cached_property
     def outside(self) -> float:
         """Seconds outside tasks, taken as fixed (never below 0)."""
         return max(0.0, self.seconds - self.in_tasks(self.slots))
@@ -93,6 +94,7 @@ class ReplayModel:
         self.keep = keep
         self.profiles: list[Profile] = []
         self.times: dict[float, list[tuple[float, float]]] = {}  # slots -> [(work, seconds)]
+        self._ratios: dict[float, float] | None = None  # derived from the two above; reset by observe
 
     @property
     def fitted(self) -> bool:
@@ -103,6 +105,7 @@ class ReplayModel:
         prof = Profile.parse(scale_out, work, seconds, stage_tasks) if stage_tasks is not None else None
         if prof is not None:
             self.profiles = [*self.profiles, prof][-self.keep:]
+        self._ratios = None
         return self
 
     def observe_many(self, rows: Iterable[Sequence[Any]]) -> "ReplayModel":
@@ -114,14 +117,18 @@ class ReplayModel:
         """Relative median over the kept profiles (a straggling superstep cannot drag it)."""
         return relative_median(np.array([p.replay(slots, work) for p in self.profiles]))
 
-    def ratios(self, work: float | None = None) -> dict[float, float]:
-        """Measured / replayed, per measured size (the correction's points)."""
+    def ratios(self) -> dict[float, float]:
+        """Measured / replayed, per measured size (the correction's points); computed once per
+        observation, not per prediction (a policy asks for many sizes at every barrier)."""
+        if self._ratios is not None:
+            return self._ratios
         out = {}
         for slots, obs in self.times.items():
             meas = np.array([s for _, s in obs[-self.keep:]])
             ws = [w for w, _ in obs[-self.keep:]]
             rep = np.array([self._replayed(slots, w) for w in ws])
             out[slots] = float(relative_median(meas / rep))
+        self._ratios = out
         return out
 
     def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
