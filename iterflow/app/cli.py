@@ -1,4 +1,4 @@
-"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop``, ``generate``, ``model``.
+"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop``, ``generate``, ``model``, ``simulate``.
 
 User-facing progress is printed here and only here. Bad input ends with one
 ``iterflow: error: ...`` line and exit status 2; a Spark failure with one line and status 1.
@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
         model_cli = None
     if model_cli is not None:
         model_cli.add_parser(sub)
+    from iterflow.app import simulate_cli
+
+    simulate_cli.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,12 @@
+"""What-if simulation without Spark (issue 14): replay measured runs under a policy.
+
+So far the trace-driven mode (item 3): an Ellis trace (per-job durations of profiling runs at
+fixed scale-outs, then runs rescaled by Ellis) is replayed under the driver's own
+:class:`~iterflow.policies.rules.TargetPolicy`, beside every profiled static size and beside
+the runs as Ellis scheduled them.
+
+* :mod:`iterflow.simulate.trace` -- the trace model: profiled samples per (job, scale-out),
+  targets, the rescale cost learned from the recorded runs, the model the policy consults;
+* :mod:`iterflow.simulate.replay` -- the replay loop (policy, static sizes, recorded runs);
+* :mod:`iterflow.simulate.report` -- the summary figures, JSON and the human-readable tables.
+"""
