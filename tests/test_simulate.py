@@ -191,3 +191,15 @@ def test_real_trace_contract_and_goal(name, capsys):
     assert rc == 0 and {"policy", "static", "recorded"} <= set(doc)
     assert doc["policy"]["violation_rate"] <= 0.10
     assert doc["policy"]["executor_seconds"] <= 1.15 * doc["cheapest_static"]["executor_seconds"]
+
+
+def test_profile_model_predicts_the_rest_of_the_run_and_forbids_unprofiled_sizes(tmp_path):
+    tr = EllisTrace.from_file(synthetic(tmp_path))
+    model = ProfileModel(tr).at(2)
+    rows = np.array([[4, 1.0], [5, 1.0], [8, 1.0], [16, 1.0], [40, 1.0]])
+    p = model.predict(rows)
+    left = tr.n_jobs - 2
+    assert p[0] * left == pytest.approx(sum(job_seconds(4, j) for j in range(2, tr.n_jobs)))
+    assert p[2] * left == pytest.approx(sum(job_seconds(8, j) for j in range(2, tr.n_jobs)))
+    assert np.isinf(p[1]) and np.isinf(p[4])
+    assert [model.predict_seconds(c) for c in rows[:, 0]] == pytest.approx(list(p))

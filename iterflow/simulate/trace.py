@@ -198,5 +198,14 @@ class ProfileModel:
         return self.remaining(scale_out) / left if left > 0 else 0.0
 
     def predict(self, X: Any) -> np.ndarray:
-        X = np.asarray(X, float).reshape(-1, 2)
-        return np.array([self.predict_seconds(c) for c in X[:, 0]])
+        """:meth:`predict_seconds` of each row ``(cores, work)``, vectorised (a barrier asks for
+        every candidate size times every forecast sample)."""
+        c = np.asarray(X, float).reshape(-1, 2)[:, 0]
+        left = self.trace.n_jobs - self.done
+        if left <= 0:
+            return np.zeros(c.size)
+        sizes = np.array(self.trace.scale_outs, float)
+        k = np.clip(np.searchsorted(sizes, c), 0, sizes.size - 1)
+        known = sizes[k] == c
+        k_done = min(max(self.done, 0), self.trace.n_jobs)
+        return np.where(known, self.table[k, k_done] / left, np.inf)
