@@ -203,3 +203,13 @@ def test_profile_model_predicts_the_rest_of_the_run_and_forbids_unprofiled_sizes
     assert p[2] * left == pytest.approx(sum(job_seconds(8, j) for j in range(2, tr.n_jobs)))
     assert np.isinf(p[1]) and np.isinf(p[4])
     assert [model.predict_seconds(c) for c in rows[:, 0]] == pytest.approx(list(p))
+
+
+def test_a_zero_duration_job_is_a_zero_second_sample(tmp_path):
+    """The loader drops jobs of duration 0; inside a profiling run they count as 0 s, so their
+    size stays a candidate."""
+    prof = [(s, [job_seconds(s, j) for j in range(6)]) for s in (4, 8, 16)]
+    prof[1][1][2] = 0.0  # 8 executors: job 2 took no time
+    tr = EllisTrace.from_file(write_trace(tmp_path / "z.csv", prof))
+    assert tr.scale_outs == [4, 8, 16]
+    assert tr.median_runtime(8) == pytest.approx(sum(job_seconds(8, j) for j in range(6)) - job_seconds(8, 2))

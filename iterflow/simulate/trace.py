@@ -6,7 +6,8 @@ Choices (README, "Plan before you run"):
   included. (``FINISHED_AT − STARTED_AT`` of the app is ~1 s longer: the gaps between jobs,
   which no policy changes.) The same definition serves targets, policy, static and recorded.
 * **Profiling runs** are the first ``profiling_runs`` (10) ``APP_EVENT_ID``\\ s; the rest are
-  *recorded* runs, as Ellis scheduled them.
+  *recorded* runs, as Ellis scheduled them. A job the loader dropped for its zero duration
+  counts as a 0 s sample (:func:`_fill_gaps`).
 * **Samples**: for job index ``j`` and scale-out ``s``, the durations of job ``j`` in the
   profiling runs that ran it at ``s``. A *candidate* scale-out has a sample of every job;
   others (never profiled, or profiled for some jobs only) are forbidden, not interpolated:
@@ -58,6 +59,21 @@ class RecordedRun:
         return float(self.scale_outs @ self.seconds)
 
 
+def _fill_gaps(prof: pd.DataFrame) -> pd.DataFrame:
+    """The profiling runs with a 0 s row for each job the loader dropped for its zero duration:
+    a job id missing *between* a run's jobs (the app's jobs are numbered 0, 1, ...), at the
+    size of the job before it. A run's missing tail (an aborted run) is not filled."""
+    extra = []
+    for run, g in prof.groupby("run"):
+        have = dict(zip(g["job"].astype(int), g["scale_out"]))
+        size = have[min(have)]
+        for j in range(min(have), max(have) + 1):
+            size = have.get(j, size)
+            if j not in have:
+                extra.append({"app": g["app"].iloc[0], "run": run, "job": j, "scale_out": size, "seconds": 0.0})
+    return pd.concat([prof, pd.DataFrame(extra)], ignore_index=True) if extra else prof
+
+
 class EllisTrace:
     """Profiled samples per (job, scale-out), their medians, targets and the recorded runs."""
 
@@ -67,7 +83,7 @@ class EllisTrace:
         self.source = source
         runs = sorted(df["run"].unique())
         prof_ids = set(runs[:profiling_runs])
-        prof = df[df["run"].isin(prof_ids)]
+        prof = _fill_gaps(df[df["run"].isin(prof_ids)])
         self.jobs: list[int] = sorted(int(j) for j in prof["job"].unique())
         col = {j: k for k, j in enumerate(self.jobs)}
         pooled = prof.groupby(["job", "scale_out"])["seconds"].apply(lambda s: np.sort(s.to_numpy(float)))
