@@ -7,6 +7,8 @@ the runs as Ellis scheduled them.
 
 * :mod:`iterflow.simulate.trace` -- the trace model: profiled samples per (job, scale-out),
   targets, the rescale cost learned from the recorded runs, the model the policy consults;
-* :mod:`iterflow.simulate.replay` -- the replay loop (policy, static sizes, recorded runs);
+* :mod:`iterflow.simulate.replay` -- the replay loop (the policy at each job barrier, static sizes);
+* :mod:`iterflow.simulate.evaluate` -- targets x replays, and the scores (policy, static,
+  cheapest static per target, recorded runs);
 * :mod:`iterflow.simulate.report` -- the summary figures, JSON and the human-readable tables.
 """
