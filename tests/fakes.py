@@ -94,13 +94,31 @@ class FakeStats:
 
 @dataclass
 class FakeActuator:
-    engine: FakeEngine
+    """Executors change at once; or, for a scale-out that does not wait, after ``lag`` calls
+    of :meth:`registered` (never, with ``refuse``)."""
 
-    def set_executors(self, target: int) -> Actuation:
+    engine: FakeEngine
+    lag: int = 0
+    refuse: bool = False
+    register_timeout: float = 60.0
+    coming: list = field(default_factory=list)
+
+    def set_executors(self, target: int, wait: bool = True) -> Actuation:
         before = self.engine.executors
-        self.engine.executors = target
         self.engine.events.append(("executors", target))
+        if target > before and not wait and (self.lag or self.refuse):
+            self.coming = [target, self.lag]
+            return Actuation(target, before, before, 0.01)
+        self.coming = []
+        self.engine.executors = target
         return Actuation(target, before, target, 0.5)
+
+    def registered(self) -> int:
+        if self.coming and not self.refuse:
+            self.coming[1] -= 1
+            if self.coming[1] <= 0:
+                self.engine.executors, self.coming = self.coming[0], []
+        return self.engine.executors
 
 
 class FakeModel:

@@ -152,3 +152,47 @@ def test_the_result_is_recomputed_only_when_reading_it_finds_its_blocks_lost():
     assert [e for e in engine.events if e[0] == "barrier" and e[2]], "the recomputed result is written reliably"
     with pytest.raises(ValueError):
         res.use(lambda out: (_ for _ in ()).throw(ValueError("not a loss")))
+
+
+def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
+    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
+    engine = FakeEngine(2)
+    act = FakeActuator(engine, lag=2)  # registered after the second look
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=act,
+                             model=FakeModel(), partitions=4)
+    res = driver.run(Doubling(max_iterations=5))
+    r = {x.superstep: x for x in res.records}
+    # barrier 2 asked and went on: nothing registered yet, no relayout, the record says 2 pending
+    assert r[2].actuated.executors_requested == 4 and r[2].actuated.executors_active == 2
+    assert r[2].actuated.executors_pending == 2 and r[2].actuated.partitions_after is None
+    # superstep 3 ran on the 2 there were; its barrier sees them still coming
+    assert r[3].executors == 2 and r[3].actuated.executors_pending == 2
+    # barrier 4 sees them registered: it re-partitions for 4 cores, once
+    assert not r[4].actuated.executors_pending and r[4].actuated.cores_after == 4
+    assert r[4].actuated.partitions_after == 8 and r[5].actuated.partitions_after is None
+    assert r[5].executors == 4
+    assert res.output == 5.0
+
+
+def test_a_scale_out_that_gets_nothing_in_time_is_lowered_and_said():
+    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
+    engine = FakeEngine(2)
+    act = FakeActuator(engine, refuse=True, register_timeout=0.0)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=act,
+                             model=FakeModel(), partitions=4)
+    res = driver.run(Doubling(max_iterations=4))
+    r3 = res.records[2]
+    assert r3.actuated.executors_requested == 4 and r3.actuated.executors_active == 2
+    assert "got 2" in r3.actuated.actuation_note and not r3.actuated.executors_pending
+    assert engine.events.count(("executors", 2)) == 1  # the request lowered to what came
+    assert [x.executors for x in res.records] == [2, 2, 2, 2]
+
+
+def test_waiting_for_executors_is_still_available():
+    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
+    engine = FakeEngine(2)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
+                             actuator=FakeActuator(engine, lag=2), model=FakeModel(), partitions=4,
+                             wait_for_executors=True)
+    res = driver.run(Doubling(max_iterations=3))
+    assert res.records[1].actuated.executors_active == 4 and res.records[2].executors == 4

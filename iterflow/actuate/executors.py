@@ -2,8 +2,12 @@
 
 ``SparkContext.requestTotalExecutors`` / ``killExecutors`` (reached through the py4j gateway)
 are the calls Spark's own dynamic allocation makes; they work on standalone, YARN and
-Kubernetes. Scale-out waits, with a bound, until the new executors have registered; a
-scale-out that gets nothing (a full cluster) is reported and the run goes on. Scale-in
+Kubernetes. A scale-out at a barrier does not wait (``wait=False``): the request is made and
+the next superstep starts; Spark schedules its tasks on the new executors as they register
+(``spark.locality.wait`` is 0 in iterflow's sessions, so no task waits for a busy old one).
+The loop (:mod:`iterflow.loop.reconfigure`) checks at later barriers that they came, within
+``register_timeout``; a scale-out that gets nothing (a full cluster) is then reported and the
+request lowered. Before the run (``wait=True``) the scale-out waits for them. Scale-in
 removes the executors holding the least cached state. Where Spark's decommissioning is on
 (``spark.decommission.enabled``, with ``spark.storage.decommission.enabled`` and
 ``...rddBlocks.enabled`` for the cached blocks), they are *decommissioned* instead of killed
@@ -56,8 +60,17 @@ class ExecutorActuator:
         return {e["id"]: float(e.get("memoryUsed", 0) + e.get("diskUsed", 0))
                 for e in rows if e["id"] != "driver" and e.get("isActive", True)}
 
-    def set_executors(self, target: int) -> Actuation:
-        """Request ``target`` executors in total; returns what became active."""
+    def registered(self) -> int:
+        """Executors registered now."""
+        return executor_snapshot(self.sc).executors
+
+    def lower_request(self, active: int) -> None:
+        """Ask for what there is, so Spark does not keep asking in the background."""
+        self.jsc.requestTotalExecutors(max(active, 1), 0, self._empty_map())
+
+    def set_executors(self, target: int, wait: bool = True) -> Actuation:
+        """Request ``target`` executors in total; returns what became active (``wait=False``:
+        for a scale-out, what is active at once -- the rest join during the next superstep)."""
         if target < 1:
             raise ValueError(f"executors must be >= 1 (got {target})")
         t0 = time.perf_counter()
@@ -70,6 +83,9 @@ class ExecutorActuator:
             victims = sorted(snap.ids, key=lambda e: (load.get(e, 0.0), e))[: before - target]
             self._remove(victims)
             removed = tuple(victims)
+        elif target > before and not wait:
+            return Actuation(target, before, before, time.perf_counter() - t0, removed,
+                             f"requested {target - before} more executors; they join while the next superstep runs")
         active = self._wait_for(target, before)
         waited = time.perf_counter() - t0
         note = ""
@@ -77,8 +93,7 @@ class ExecutorActuator:
             note = (f"scale-out to {target} executors got {active} within {self.register_timeout:.0f}s "
                     "(cluster full?); continuing at the current size")
             log.warning(note)
-            # Lower the request to what we have, so Spark does not keep asking in the background.
-            self.jsc.requestTotalExecutors(max(active, 1), 0, self._empty_map())
+            self.lower_request(active)
         return Actuation(target, before, active, waited, removed, note)
 
     @property

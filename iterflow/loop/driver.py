@@ -91,7 +91,8 @@ class IterationDriver:
     supersteps. ``partitions`` defaults to ``spark.sql.shuffle.partitions``. ``model``: the
     resource model fed at every barrier (a fresh :class:`ResourceModel` by default);
     ``collect_stats=False`` skips the statistics (and the model). ``partitions_follow_cores``:
-    see :mod:`iterflow.loop.reconfigure`. ``start_executors``: executors asked for before the
+    and ``wait_for_executors`` (False: a scale-out does not stall the barrier): see
+    :mod:`iterflow.loop.reconfigure`. ``start_executors``: executors asked for before the
     program loads its input (its caches land where they stay). ``past``: superstep records of
     earlier runs of the program, which warm-start the model and the policy's rescale price.
     ``on_superstep(record)`` is called after every barrier; ``on_checkpoint``, ``max_recoveries``
@@ -100,7 +101,7 @@ class IterationDriver:
 
     def __init__(self, spark: Any = None, policy: Any = None, *, checkpoint_interval: int = 10,
                  partitions: int | None = None, model: Any = None, collect_stats: bool = True,
-                 partitions_follow_cores: bool = True,
+                 partitions_follow_cores: bool = True, wait_for_executors: bool = False,
                  on_superstep: Callable[[SuperstepRecord], None] | None = None,
                  on_checkpoint: CheckpointHook | None = None, max_recoveries: int = 3,
                  recovery_wait: float = 120.0, start_executors: int | None = None,
@@ -120,6 +121,7 @@ class IterationDriver:
         self.checkpoint_interval = checkpoint_interval
         self.partitions = int(partitions or (spark.conf.get("spark.sql.shuffle.partitions") if spark else 8))
         self.partitions_follow_cores = partitions_follow_cores
+        self.wait_for_executors = wait_for_executors
         self.on_superstep = on_superstep
         self.recovery = Recovery(engine, max_recoveries=max_recoveries, recovery_wait=recovery_wait,
                                  on_checkpoint=on_checkpoint)
@@ -167,7 +169,7 @@ class IterationDriver:
         state, rows = self.engine.barrier(state, reliable=False)
         self.recovery.anchor_at(start, anchor, program.variant)
         reconfigurer = Reconfigurer(self.engine, self.actuator, self.stats, self.recovery, program,
-                                    self.partitions, self.partitions_follow_cores)
+                                    self.partitions, self.partitions_follow_cores, self.wait_for_executors)
         try:
             for i in range(start + 1, program.max_iterations + 1):
                 if converged:

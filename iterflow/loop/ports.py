@@ -77,8 +77,12 @@ class StatsSource(Protocol):
 class Actuator(Protocol):
     """Changes the application's executors."""
 
-    def set_executors(self, target: int) -> Actuation:
-        """Request ``target`` executors in total; returns what became active."""
+    def set_executors(self, target: int, wait: bool = True) -> Actuation:
+        """Request ``target`` executors in total; returns what became active. ``wait=False``:
+        a scale-out returns at once, the new executors join while the next superstep runs."""
+
+    def registered(self) -> int:
+        """Executors registered now."""
 
 
 class Model(Protocol):

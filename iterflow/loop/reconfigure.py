@@ -4,7 +4,12 @@ Trisk's three dimensions, in this order:
 
 1. **resources** -- a scale-in first writes the state to the reliable checkpoint dir (local
    checkpoint blocks on a removed executor could not be recomputed, checkpoint files can); then
-   executors are requested or removed through the actuator (:mod:`iterflow.actuate.executors`);
+   executors are requested or removed through the actuator (:mod:`iterflow.actuate.executors`).
+   A scale-out does not stall the barrier (``wait_for_executors=False``, the default): the
+   request is made, the next superstep starts, and its tasks run on the new executors as they
+   register. Later barriers check on them (:meth:`Reconfigurer._pending_executors`): once all
+   came, the partitioning follows; after ``register_timeout`` without them, the request is
+   lowered to what came and the record says so -- the policy's backoff sees a refused scale-out;
 2. **partitioning** -- after executors changed, the partition count follows the cores
    (``partitions_follow_cores``: ``max(start, 2 x cores)``, never below the starting count --
    Spark's tuning guide asks 2-3 tasks per core; scaling the starting ratio made 32 tiny
@@ -43,11 +48,13 @@ class Reconfigurer:
 
     def __init__(self, engine: Engine, actuator: Actuator | None, stats: StatsSource | None,
                  recovery: Recovery, program: IterativeProgram, partitions: int,
-                 follow_cores: bool = True) -> None:
+                 follow_cores: bool = True, wait_for_executors: bool = False) -> None:
         self.engine, self.actuator, self.stats, self.recovery = engine, actuator, stats, recovery
         self.program = program
         self.start_partitions = self.partitions = int(partitions)
         self.follow_cores = follow_cores
+        self.wait_for_executors = wait_for_executors
+        self.pending: tuple[int, float] | None = None  # (executors asked for, deadline)
 
     def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
               history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
@@ -68,17 +75,23 @@ class Reconfigurer:
         program, engine = self.program, self.engine
         current = act.executors_active or 0
         partitions, assignment = reconf.partitions, reconf.bin_assignment
+        if self.pending is not None and reconf.executors is None:
+            act, partitions = self._pending_executors(act, partitions, assignment)
         if reconf.executors is not None and reconf.executors != current and self.actuator is not None:
             if reconf.executors < current and not self.recovery.is_anchor(state):
                 secured, _ = engine.barrier(state, reliable=True)
                 engine.release(state, keep=secured)
                 self.recovery.anchor_at(i, secured, program.variant)
                 state = secured
-            done = self.actuator.set_executors(reconf.executors)
+            done = self.actuator.set_executors(reconf.executors, wait=self.wait_for_executors)
             cores = engine.snapshot().cores
             act = replace(act, executors_requested=done.requested, executors_active=done.active,
                           actuation_seconds=done.waited_seconds, actuation_note=done.note, cores_after=cores)
-            if done.active != done.before and partitions is None and assignment is None:
+            self.pending = None
+            if done.requested > done.active and not self.wait_for_executors:
+                self.pending = (done.requested, time.monotonic() + self._register_timeout())
+                act = replace(act, executors_pending=done.requested - done.active)
+            elif done.active != done.before and partitions is None and assignment is None:
                 # the count follows the cores; an unchanged count still re-distributes
                 partitions = partitions_for(self.start_partitions, cores) if self.follow_cores \
                     else self.partitions
@@ -93,6 +106,31 @@ class Reconfigurer:
             engine.release(state, keep=new)
             state = new
         return state, act
+
+    def _register_timeout(self) -> float:
+        return float(getattr(self.actuator, "register_timeout", 60.0))
+
+    def _pending_executors(self, act: Actuated, partitions: int | None,
+                           assignment: Any) -> tuple[Actuated, int | None]:
+        """A scale-out still registering: arrived (the partition count follows the cores, and a
+        relayout runs only if that count changes), still coming (the record says how many), or
+        given up after the register timeout (the request lowered to what came)."""
+        asked, deadline = self.pending
+        active = self.actuator.registered()
+        if active >= asked or time.monotonic() >= deadline:
+            self.pending = None
+            cores = self.engine.snapshot().cores
+            act = replace(act, cores_after=cores)
+            if active < asked:
+                note = (f"scale-out to {asked} executors got {active} within {self._register_timeout():.0f}s "
+                        "(cluster full?); continuing at the current size")
+                self.actuator.set_executors(active)
+                act = replace(act, executors_requested=asked, executors_active=active, actuation_note=note)
+            if partitions is None and assignment is None and self.follow_cores:
+                count = partitions_for(self.start_partitions, cores)
+                partitions = count if count != self.partitions else None
+            return act, partitions
+        return replace(act, executors_requested=asked, executors_pending=asked - active), partitions
 
     def _relayout(self, state: State, i: int, partitions: int, assignment: Any,
                   act: Actuated) -> tuple[State, Actuated]:

@@ -132,6 +132,9 @@ class Actuated:
     relayout_remote_bytes: float | None = None
     variant_after: str | None = None
     next_predicted_seconds: float = float("nan")
+    #: requested executors not yet registered when the next superstep started (a scale-out that
+    #: does not wait for them: they join while it runs); None: nothing pending
+    executors_pending: int | None = None
 
     @property
     def pause_seconds(self) -> float | None:

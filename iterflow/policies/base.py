@@ -297,6 +297,8 @@ class AdaptivePolicy(PolicyBase):
         active = last.executors
         for row in history[:-3:-1]:
             req = row.actuated.executors_requested if row.actuated is not None else None
+            if req is not None and row.actuated.executors_pending:
+                return None  # still registering while supersteps run: not refused (yet)
             if req is not None:
                 if row is last:
                     active = int(row.actuated.executors_active or active)
