@@ -147,14 +147,29 @@ class KMeans(IterativeProgram):
         return State(values={"centers": new, "moved": float(np.sqrt(((new - centers) ** 2).sum(1)).max())})
 
     def _partials(self, centers: np.ndarray) -> DataFrame:
-        """``part, cluster, n, s0..`` for every non-empty (partition, nearest center)."""
+        """``part, cluster, n, s0..`` for every non-empty (partition, nearest center).
+
+        The centers enter as columns of a one-row inline table broadcast to every task, not as
+        literals: Spark inlines a double literal into the generated code, so each superstep's
+        new centers would compile a new class (measured here: 1.26 s of CPU a superstep with
+        literals, 0.76 s this way, 0.58 s with the same centers twice); as columns, the code is
+        the same every superstep and comes from Spark's codegen cache. The inline table is a
+        ``LocalRelation``: broadcasting it runs no job.
+        """
+        k, d = centers.shape
+        if not np.isfinite(centers).all():
+            raise ValueError(f"k-means centers must be finite, got {centers!r}")
+        names = [f"c{j}_{t}" for j in range(k) for t in range(d)]
+        values = ", ".join(f"{float(v)!r}D" for v in centers.ravel())  # repr round-trips exactly
+        table = self.points.sparkSession.sql(f"SELECT * FROM VALUES ({values}) AS centers({', '.join(names)})")
         cols = [F.col(f).cast("double") for f in self.features]
-        dist = [sum(((x - F.lit(float(v))) * (x - F.lit(float(v))) for x, v in zip(cols, c)), F.lit(0.0))
-                for c in centers]
+        dist = [sum(((x - F.col(f"c{j}_{t}")) * (x - F.col(f"c{j}_{t}")) for t, x in enumerate(cols)), F.lit(0.0))
+                for j in range(k)]
         nearest = (F.least(*[F.struct(dj.alias("d"), F.lit(j).alias("j")) for j, dj in enumerate(dist)])["j"]
-                   if len(dist) > 1 else F.lit(0))
-        return (self.points.select(F.spark_partition_id().alias("part"), nearest.alias("cluster"),
-                                   *[x.alias(f"x{j}") for j, x in enumerate(cols)])
+                   if k > 1 else F.lit(0))
+        return (self.points.crossJoin(F.broadcast(table))
+                .select(F.spark_partition_id().alias("part"), nearest.alias("cluster"),
+                        *[x.alias(f"x{j}") for j, x in enumerate(cols)])
                 .groupBy("part", "cluster")
                 .agg(F.count(F.lit(1)).alias("n"), *[F.sum(f"x{j}").alias(f"s{j}") for j in range(len(cols))]))
 

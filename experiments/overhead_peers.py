@@ -172,7 +172,7 @@ def main() -> int:
                 got: dict[str, Any] = {}
 
                 def ours_kmeans() -> None:
-                    run = track(KMeans(pts, K, init_centers=centers, max_iterations=n, tol=None), "kmeans", rep)
+                    run = track(KMeans(pts, K, init_centers=centers, max_iterations=n, tol=0.0), "kmeans", rep)  # stops where MLlib (epsilon 0) does
                     got["centers"] = run.output.toPandas().sort_values("cluster").drop(columns="cluster").to_numpy()
                     still = run.table.index[run.table["delta"] == 0]
                     got["iters"] = int(run.table.loc[still[0], "superstep"]) if len(still) else n
