@@ -27,25 +27,24 @@ class WeaklyConnectedComponents(IterativeProgram):
     def init(self, spark: SparkSession) -> State:
         # Adjacency lists, one row per vertex, hash-partitioned by vertex like the labels: a
         # superstep joins the active vertices with their rows (no scan of every edge once few
-        # vertices are active) and explodes only those. Out-lists group the edges where they
-        # are (loaded partitioned by source); only the in-lists are shuffled.
-        edges = self.graph.edges.select("src", "dst")
-        if edges.rdd.getNumPartitions() != self.partitions:  # the lists must share the labels' partitions
-            edges = edges.repartition(self.partitions, "src")
-        self.neighbours = self.owns(self._adjacency(edges).cache())
+        # vertices are active) and explodes only those. Built by one aggregation over both
+        # directions, so the cached lists *report* that partitioning and a superstep's join
+        # needs no exchange of them (a full outer join of out- and in-lists keyed the rows by
+        # coalesce(src, src), which Spark cannot match: it re-shuffled every list every superstep).
+        self.neighbours = self.owns(self._adjacency(self.graph.edges.select("src", "dst")).cache())
         self.neighbours.count()
         labels = (self.graph.vertices.select("id", F.col("id").alias("label"))
                   .repartition(self.partitions, "id"))
         # "active" first; "labels" is the same frame, read from its checkpoint.
-        return State({"active": labels, "labels": lambda done: done["active"]})
+        return State({"active": labels, "labels": lambda done: done["active"]}, {"own_ids": True})
 
-    @staticmethod
-    def _adjacency(edges: DataFrame) -> DataFrame:
-        """``src, dsts``: every vertex with an edge and its neighbours in either direction."""
-        out = edges.groupBy("src").agg(F.collect_list("dst").alias("o"))
-        into = edges.groupBy(F.col("dst").alias("src")).agg(F.collect_list("src").alias("i"))
-        return (out.join(into.hint("shuffle_hash"), "src", "full")
-                .select("src", F.concat(F.coalesce("o", F.array()), F.coalesce("i", F.array())).alias("dsts")))
+    def _adjacency(self, edges: DataFrame) -> DataFrame:
+        """``src, dsts``: every vertex with an edge and its neighbours in either direction,
+        hash-partitioned by ``src`` into the loop's partition count."""
+        both = edges.unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
+        if int(edges.sparkSession.conf.get("spark.sql.shuffle.partitions")) != self.partitions:
+            both = both.repartition(self.partitions, "src")  # else the aggregation's own exchange (with map-side lists)
+        return both.groupBy("src").agg(F.collect_list("dst").alias("dsts"))
 
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-cache the adjacency and re-partition the labels over ``partitions`` (the active
@@ -61,11 +60,18 @@ class WeaklyConnectedComponents(IterativeProgram):
         # exchange): the joins are shuffled-hash joins on co-partitioned sides, built on the
         # smaller side, with no exchange, no sort and no broadcast through the driver.
         active, labels = state.frames["active"], state.frames["labels"]
-        heard = (self.neighbours.join(active.withColumnRenamed("id", "src").hint("shuffle_hash"), "src")
-                 .select(F.explode("dsts").alias("id"), "label")
-                 .groupBy("id").agg(F.min("label").alias("heard")))
-        changed = (labels.join(heard.hint("shuffle_hash"), "id").where(F.col("heard") < F.col("label"))
-                   .select("id", F.col("heard").alias("label")))
+        if state.values.get("own_ids"):
+            # Every vertex is active and labelled by its own id, so the least label a vertex
+            # hears is the least id in its (two-way) adjacency list: no join, no explode, no
+            # shuffle -- the same changed set as the general step below, at a scan's cost.
+            changed = (self.neighbours.select(F.col("src").alias("id"), F.array_min("dsts").alias("label"))
+                       .where(F.col("label") < F.col("id")))
+        else:
+            heard = (self.neighbours.join(active.withColumnRenamed("id", "src").hint("shuffle_hash"), "src")
+                     .select(F.explode("dsts").alias("id"), "label")
+                     .groupBy("id").agg(F.min("label").alias("heard")))
+            changed = (labels.join(heard.hint("shuffle_hash"), "id").where(F.col("heard") < F.col("label"))
+                       .select("id", F.col("heard").alias("label")))
 
         def new_labels(done: dict[str, DataFrame]) -> DataFrame:
             # from the changed set as the barrier checkpointed it, not its plan again
