@@ -30,7 +30,7 @@ from common import add_emulation_args, RESULTS, emulated_cluster, rmat
 
 from algorithms import PageRank, WeaklyConnectedComponents
 from iterflow.loop.driver import IterationDriver
-from iterflow.observe.eventlog import executors_at_superstep_start, find_log
+from iterflow.observe.eventlog import executors_by_superstep, find_log
 from iterflow.inputs.graphio import load_graph
 from iterflow.policies import EfficiencyPolicy, StaticPolicy, TargetPolicy
 
@@ -55,8 +55,10 @@ def checked_run(spark, eventlog: Path, label: str, policy, program, start: int, 
     print(f"{label}: start on {start} executors", flush=True)
     t0 = time.perf_counter()
     t = driver.run(program).supersteps
-    seen = executors_at_superstep_start(find_log(eventlog, sc.applicationId), first_job)
-    t["eventlog_executors"] = [seen.get(int(i), -1) for i in t["superstep"]]
+    seen = executors_by_superstep(find_log(eventlog, sc.applicationId), first_job)
+    # at the barrier, as the record counts them (executors may join while a superstep runs)
+    t["eventlog_executors"] = [seen.get(int(i), {}).get("end", -1) for i in t["superstep"]]
+    t["eventlog_task_executors"] = [seen.get(int(i), {}).get("tasks", -1) for i in t["superstep"]]
     t["run"] = label
     match = (t["eventlog_executors"] == t["executors"]).all()
     print(f"{label}: {len(t)} supersteps, {time.perf_counter() - t0:.1f}s; executors per superstep "

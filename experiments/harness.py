@@ -35,7 +35,7 @@ from iterflow.loop.records import executor_seconds, records
 from common import RESULTS, emulated_cluster, points, rmat
 
 from iterflow.loop.driver import IterationDriver
-from iterflow.observe.eventlog import executors_at_superstep_start, find_log
+from iterflow.observe.eventlog import executors_by_superstep, find_log
 from iterflow.loop.program import IterativeProgram
 from iterflow.app.tracking import RunTracker
 
@@ -89,14 +89,19 @@ def cluster(args: argparse.Namespace, conf: dict[str, str] | None = None) -> Ite
 
 
 def eventlog_check(spark: Any, args: argparse.Namespace, table: pd.DataFrame, first_job: int) -> pd.DataFrame:
-    """``table`` with ``eventlog_executors``: the executors Spark's event log shows alive when
-    each superstep's first job was submitted (-1: not in the log), to compare with ``executors``."""
+    """``table`` with the executors Spark's event log shows for each superstep (-1: not in the
+    log): ``eventlog_executors`` alive when its last job ended (what the record's ``executors``
+    counts, at the barrier), ``eventlog_executors_start`` alive when its first job started
+    (lower in a superstep that new executors joined while it ran: a scale-out no longer waits
+    for them), ``eventlog_task_executors`` that ran any of its tasks."""
     log = getattr(args, "eventlog", None)
     if log is None:
         return table
-    seen = executors_at_superstep_start(find_log(log, spark.sparkContext.applicationId), first_job)
+    seen = executors_by_superstep(find_log(log, spark.sparkContext.applicationId), first_job)
     table = table.copy()
-    table["eventlog_executors"] = [seen.get(int(i), -1) for i in table["superstep"]]
+    for col, key in (("eventlog_executors", "end"), ("eventlog_executors_start", "start"),
+                     ("eventlog_task_executors", "tasks")):
+        table[col] = [seen.get(int(i), {}).get(key, -1) for i in table["superstep"]]
     return table
 
 

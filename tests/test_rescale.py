@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iterflow.observe.eventlog import executors_at_superstep_start, find_log
+from iterflow.observe.eventlog import executors_at_superstep_start, executors_by_superstep, find_log
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies import PolicyBase
 
@@ -36,7 +36,7 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     sc = spark.sparkContext
     first_job = int(sc._jsc.sc().dagScheduler().numTotalJobs())
     g = load_graph(spark, str(write_rmat(tmp_path / "g.txt", 11, 15_000, seed=21)), "edgelist", partitions=2)
-    driver = IterationDriver(spark, Scripted(), partitions=2)
+    driver = IterationDriver(spark, Scripted(), partitions=2, wait_for_executors=True)
     res = driver.run(PageRank(g, 0.85, max_iterations=5))
     t = res.supersteps
     assert list(t["executors"]) == [2, 1, 1, 2, 2]
@@ -58,4 +58,53 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     got = res.output.toPandas().set_index("id")["value"]
     e = g.edges.toPandas()[["src", "dst"]].to_numpy()
     ref = scipy_pagerank(e, np.sort(g.vertices.toPandas()["id"].to_numpy()), 0.85, 5)
+    assert ((got.loc[ref.index] - ref).abs() / ref).max() <= 1e-6
+
+
+class ScaleOutAt(PolicyBase):
+    """Scale to 1 executor at barrier 1 and back to 2 at barrier 3 (once)."""
+
+    name = "scripted"
+
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        i = history[-1].superstep
+        n = {1: 1, 3: 2}.get(i)
+        return Reconfiguration(reason=f"test: {n}", executors=n) if n else Reconfiguration.none("test: keep")
+
+
+def test_a_scale_out_that_does_not_wait_is_in_force_once_executors_register(spark, tmp_path):
+    """The default: the barrier asks and goes on; executors join while supersteps run."""
+    import time
+
+    from algorithms import PageRank
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_rmat
+    from iterflow.inputs.graphio import load_graph
+    from tests.test_algorithms import scipy_pagerank
+
+    sc = spark.sparkContext
+    first_job = int(sc._jsc.sc().dagScheduler().numTotalJobs())
+    g = load_graph(spark, str(write_rmat(tmp_path / "g.txt", 11, 15_000, seed=22)), "edgelist", partitions=2)
+
+    def slow_while_pending(rec):  # supersteps this small end before a JVM starts: give it time
+        if rec.actuated is not None and rec.actuated.executors_pending:
+            time.sleep(1.0)
+
+    driver = IterationDriver(spark, ScaleOutAt(), partitions=2, on_superstep=slow_while_pending)
+    res = driver.run(PageRank(g, 0.85, max_iterations=12))
+    t = res.supersteps
+    r3 = res.records[2]
+    assert r3.decided.decision == "up" and r3.actuated.executors_requested == 2
+    # the barrier did not wait: either the executor was still to come, or it was already there
+    assert r3.actuated.executors_pending == 1 or r3.actuated.executors_active == 2
+    # it came within the run and was given work; the last records have nothing pending
+    assert t["executors"].iloc[-1] == 2 and not res.records[-1].actuated.executors_pending
+    seen = executors_by_superstep(find_log(Path(spark.conf.get("iterflow.test.eventlog")), sc.applicationId),
+                                  first_job)
+    # the check from outside: the executors alive as each superstep ended are the record's
+    assert [seen[i]["end"] for i in range(1, 13)] == list(t["executors"])
+    assert seen[12]["tasks"] == 2 and seen[2]["tasks"] == 1
+    got = res.output.toPandas().set_index("id")["value"]
+    e = g.edges.toPandas()[["src", "dst"]].to_numpy()
+    ref = scipy_pagerank(e, np.sort(g.vertices.toPandas()["id"].to_numpy()), 0.85, 12)
     assert ((got.loc[ref.index] - ref).abs() / ref).max() <= 1e-6

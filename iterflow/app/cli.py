@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--switch-to-delta", type=float, metavar="DELTA",
                      help="pagerank: switch to the delta step (only changed ranks sent) once the L1 "
                           "change per superstep falls to DELTA")
+    run.add_argument("--wait-for-executors", action="store_true",
+                     help="a scale-out waits at the barrier until the new executors registered "
+                          "(default: the next superstep starts and they join while it runs)")
     run.add_argument("--checkpoint-interval", type=int, default=10,
                      help="reliable checkpoint every k supersteps (lineage is cut every superstep)")
     run.add_argument("--no-mlflow", dest="track", action="store_false",
@@ -134,6 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         checkpoint_interval=args.checkpoint_interval, track=args.track, executors=args.executors,
         target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
         rebalance=args.rebalance, switch_to_delta=args.switch_to_delta,
+        wait_for_executors=args.wait_for_executors,
     )
     spec.validate()  # the one validation: bad input ends here, before a run id is announced
     from iterflow.faults.resume import new_run_id

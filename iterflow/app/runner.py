@@ -215,7 +215,8 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                       "executors": spec.executors, "target_seconds": spec.target_seconds,
                       "min_executors": spec.min_executors, "max_executors": spec.max_executors,
                       "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval,
-                      "rebalance": spec.rebalance, "switch_to_delta": spec.switch_to_delta}
+                      "rebalance": spec.rebalance, "switch_to_delta": spec.switch_to_delta,
+                      "wait_for_executors": spec.wait_for_executors}
             with mlflow_store_lock() if spec.track else contextlib.nullcontext():
                 tracker = RunTracker(params) if spec.track else None
             if tracker:
@@ -225,6 +226,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                 on_plan(RunPlan.of(program))
             driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
+                                     wait_for_executors=spec.wait_for_executors,
                                      past=past_records(program.name) if spec.track else (),
                                      start_executors=spec.executors if spec.policy != "dynamic-allocation" else None,
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks],

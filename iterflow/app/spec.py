@@ -46,6 +46,7 @@ class JobSpec:
     max_executors: int | None = None
     rebalance: float | None = None
     switch_to_delta: float | None = None
+    wait_for_executors: bool = False
 
     def validate(self) -> None:
         """Check every option; a bad one raises :class:`InputError` naming it. Once per set of

@@ -28,17 +28,33 @@ def find_log(directory: Path, app_id: str) -> Path:
     return logs[0]
 
 
-_WANTED = ('"SparkListenerExecutorAdded"', '"SparkListenerExecutorRemoved"', '"SparkListenerJobStart"')
+_WANTED = ('"SparkListenerExecutorAdded"', '"SparkListenerExecutorRemoved"', '"SparkListenerJobStart"',
+           '"SparkListenerJobEnd"', '"SparkListenerTaskEnd"')
 
 
 def executors_at_superstep_start(log: Path, first_job: int = 0) -> dict[int, int]:
     """Executors alive when the first job of each group ``superstep-<i>`` was submitted
     (jobs with an id below ``first_job`` -- earlier runs in the same application -- skipped)."""
+    return {i: seen["start"] for i, seen in executors_by_superstep(log, first_job).items()}
+
+
+def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str, int]]:
+    """Per superstep ``i`` (job group ``superstep-<i>``), from the event log alone:
+
+    * ``start``: executors alive when its first job was submitted;
+    * ``end``: executors alive when its last job ended -- what iterflow's record counts (at the
+      barrier). Since a scale-out no longer waits for registration, executors may join while a
+      superstep runs, so ``start`` can be lower than ``end`` in the superstep after a scale-out;
+    * ``tasks``: executors that ran at least one of its tasks (did the new ones get work?).
+    """
     alive: set[str] = set()
-    out: dict[int, int] = {}
+    group_of_job: dict[int, int] = {}
+    group_of_stage: dict[int, int] = {}
+    out: dict[int, dict[str, int]] = {}
+    workers: dict[int, set[str]] = {}
     for line in event_lines(log):
         if not any(k in line for k in _WANTED):
-            continue  # task and stage events: most of a long log, and never needed here
+            continue
         ev = json.loads(line)
         kind = ev["Event"]
         if kind == "SparkListenerExecutorAdded":
@@ -48,5 +64,15 @@ def executors_at_superstep_start(log: Path, first_job: int = 0) -> dict[int, int
         elif kind == "SparkListenerJobStart" and ev["Job ID"] >= first_job:
             group = (ev.get("Properties") or {}).get("spark.jobGroup.id", "")
             if group.startswith("superstep-"):
-                out.setdefault(int(group.split("-")[1]), len(alive))
+                i = int(group.split("-")[1])
+                group_of_job[ev["Job ID"]] = i
+                group_of_stage.update((s, i) for s in ev.get("Stage IDs", []))
+                out.setdefault(i, {"start": len(alive), "end": len(alive), "tasks": 0})
+        elif kind == "SparkListenerJobEnd" and ev["Job ID"] in group_of_job:
+            out[group_of_job[ev["Job ID"]]]["end"] = len(alive)
+        elif kind == "SparkListenerTaskEnd" and ev.get("Stage ID") in group_of_stage:
+            i = group_of_stage[ev["Stage ID"]]
+            workers.setdefault(i, set()).add((ev.get("Task Info") or {}).get("Executor ID", "?"))
+    for i, ids in workers.items():
+        out[i]["tasks"] = len(ids)
     return out
