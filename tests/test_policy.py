@@ -609,7 +609,7 @@ def test_a_scale_in_must_pay_its_measured_price_and_is_free_until_measured():
     m = FakeModel(1.0, 0.01)  # 1 + 100/e seconds a superstep: little gain above a few executors
 
     def decide(left: int, down_price: float | None) -> Reconfiguration:
-        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=1.0, max_iterations=4 + left, **QUICK)
+        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=100.0, max_iterations=4 + left, **QUICK)
         hist = flat(4, 16, m)
         if down_price is not None:  # an earlier scale-in of this run: 16 -> 16 (the size kept)
             hist[1].update(decision="down", actuation_seconds=down_price, relayout_seconds=0.0)
@@ -619,3 +619,19 @@ def test_a_scale_in_must_pay_its_measured_price_and_is_free_until_measured():
     held = decide(1, 60.0)
     assert held.executors is None and "not more than it holds" in held.reason and "1 scale-in" in held.reason
     assert decide(200, 60.0).executors < 16  # a long tail pays for it
+
+
+def test_efficiency_counts_the_rescale_price_inside_its_runtime_bound():
+    """A release is within the slowdown bound only with its measured pause spread over the
+    supersteps left: near the end the same release would break the bound, so it is not made."""
+    m = FakeModel(10.0, 0.01)  # 10 + 100/e seconds a superstep: a release saves executor-seconds
+
+    def decide(left: int) -> Reconfiguration:
+        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=0.5, max_iterations=4 + left, **QUICK)
+        hist = flat(4, 16, m)
+        hist[1].update(decision="down", actuation_seconds=5.0, relayout_seconds=0.0)  # a measured scale-in
+        return p.decide(**H(hist, m))
+
+    many, few = decide(400), decide(2)
+    assert many.executors == 8  # 22.5 s <= 1.4 x 16.25 s (the bound inside the dead band)
+    assert few.executors == 10  # 8 would pay 5 s / 2 supersteps more: 25 s, out of the bound

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.loop.records import executor_seconds
+from iterflow.loop.records import executor_seconds, rescale_costs
 from iterflow.policies.base import AdaptivePolicy, Context, Want
 from iterflow.policies.forecast import elapsed_seconds, mean_barrier
 
@@ -92,6 +92,10 @@ class EfficiencyPolicy(AdaptivePolicy):
     whole run's predicted time within ``1 + slowdown_bound`` of static at the maximum.
     Dead band: adding executors needs a gain ``>= threshold·(1 + band)`` (or a broken bound,
     which is urgent); releasing them keeps ``t(e) <= (1 + slowdown_bound·(1 − band))·t(max)``.
+    The rescale's price counts inside the bound: a size other than the current one pays its
+    measured price (scale-out: :meth:`rescale_cost`; scale-in: the measured scale-ins, free
+    until one was measured), spread over the forecast supersteps left -- so a release near the
+    end, whose pause the run cannot win back, breaks the bound and is not made.
     """
 
     name = "efficiency"
@@ -109,12 +113,18 @@ class EfficiencyPolicy(AdaptivePolicy):
         t = ctx.predictor.seconds(E, [w])[:, 0]
         t_max, tc = float(t[-1]), float(ctx.predictor.seconds([ctx.current], [w])[0, 0])
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
+        left = max(ctx.forecast.remaining, 1)
+        up_price, _ = self.rescale_cost(ctx.history)
+        downs = rescale_costs(ctx.history, "down") or self.past_scale_ins
+        down_price = float(np.median(downs)) if downs else 0.0
+        paid = t + np.where(E > ctx.current, up_price, np.where(E < ctx.current, down_price, 0.0)) / left
 
         def knee(th: float) -> int:
             return int(E[np.flatnonzero(gain >= th)[-1]])
 
         def within(bound: float) -> int:
-            return int(E[np.flatnonzero(t <= (1 + bound) * t_max + 1e-12)[0]])
+            ok = np.flatnonzero(paid <= (1 + bound) * t_max + 1e-12)
+            return int(E[ok[0]]) if ok.size else int(E[-1])
 
         up = max(knee(self.threshold * (1 + self.band)), within(self.slowdown_bound))
         down = max(knee(self.threshold), within(self.slowdown_bound * (1 - self.band)))
