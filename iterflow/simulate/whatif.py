@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from iterflow.errors import InputError
 from iterflow.loop.records import SuperstepRecord
 from iterflow.policies import make_policy
+from iterflow.policies.registry import POLICIES, _parameters
 from iterflow.simulate.cluster import Params, SimRun, simulate
 from iterflow.simulate.recorded import RecordedRun, cost, runtime
 
@@ -57,21 +57,18 @@ def run_one(run: RecordedRun, name: str, setup: Setup, params: Params,
 
 
 def sweep(run: RecordedRun, setup: Setup, params: Params) -> list[tuple[str, SimRun]]:
-    """Static at 1..max, then each adaptive policy whose required options are given."""
+    """Static at 1..max, then each adaptive policy (with the options it takes; ``target``
+    only with a ``target_seconds``)."""
     out = []
     for e in range(1, setup.max_executors + 1):
         s = Setup(e, setup.cores, setup.max_executors, setup.min_executors, setup.scale_input, setup.seed)
         out.append((f"static-{e}", run_one(run, "static", s, params)))
     for name in ADAPTIVE:
-        opts = {k: v for k, v in setup.options.items() if k != "target_seconds" or name == "target"}
+        takes = _parameters(POLICIES[name])
+        opts = {k: v for k, v in setup.options.items() if k in takes}  # each policy gets its own options
         if name == "target" and opts.get("target_seconds") is None:
             continue
-        if name == "dynamic-allocation":
-            opts = {}
-        try:
-            out.append((name, run_one(run, name, Setup(**{**setup.__dict__, "options": opts}), params)))
-        except InputError:
-            continue  # an option given for another policy does not apply to this one
+        out.append((name, run_one(run, name, Setup(**{**setup.__dict__, "options": opts}), params)))
     return out
 
 
@@ -88,7 +85,7 @@ def summary(run: RecordedRun, setup: Setup, params: Params, results: list[tuple[
         "run": run.name, "source": run.source, "supersteps": len(run.steps),
         "recorded": {"executors": run.sizes, "runtime_seconds": runtime(run.records),
                      "executor_seconds": cost(run.records),
-                     "tasks": "sketched from task quantiles" if run.sketched else "stage_tasks"},
+                     "tasks": "task quantiles (sketched)" if run.sketched else "stage_tasks"},
         "cluster": {"executors": setup.executors, "cores_per_executor": setup.cores,
                     "max_executors": setup.max_executors, "scale_input": setup.scale_input,
                     "weak_scaling": setup.scale_input != 1.0},
