@@ -1,10 +1,11 @@
-"""``iterflow simulate --trace FILE --format ellis --policy target``: what-if replay of a trace.
+"""``iterflow simulate``: what-if replay of a trace (``--trace``) or of a recorded run (``--run``).
 
 Why a command: before paying for a cluster, a user can see what the ``target`` policy would
 have done on a job measured elsewhere -- its violations and executor-seconds beside every
 profiled static size and beside the runs as they were scheduled (issue 14, item 3). No Spark.
 With ``--json`` stdout carries one JSON object and nothing else; bad input is one error line
-(file:line or the option) and exit status 2 (:func:`iterflow.app.cli.main`).
+(file:line or the option) and exit status 2 (:func:`iterflow.app.cli.main`). ``--run`` (item 2)
+is :mod:`iterflow.app.simulate_run_cli`; the two modes are mutually exclusive.
 """
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from iterflow.errors import InputError
 
 
 def _check(args: argparse.Namespace) -> None:
-    """Options out of range, each named (before the trace is read)."""
+    """Options out of range, each named (before the trace is read); the policy options not
+    given take the trace replay's defaults (:class:`~iterflow.simulate.replay.Settings`)."""
+    if args.format is None:
+        raise InputError("--format is required with --trace")
+    if args.policy != "target":
+        raise InputError(f"--policy: --trace replays only --policy target (got {args.policy})")
+    d = _defaults()
+    for key in ("margin", "slack", "wait_count", "cooldown", "warmup"):
+        if getattr(args, key) is None:
+            setattr(args, key, getattr(d, key))
     if args.targets < 1:
         raise InputError(f"--targets must be >= 1 (got {args.targets})")
     if args.replays < 1:
@@ -41,6 +51,10 @@ def _run(args: argparse.Namespace) -> int:
     stderr in a simulation, so the blank line :func:`iterflow.app.cli.main` puts before an
     error to guard against one is not needed)."""
     try:
+        if args.run is not None:
+            from iterflow.app.simulate_run_cli import run_mode
+
+            return run_mode(args)
         return _simulate(args)
     except InputError as exc:
         print(f"iterflow: error: {exc}", file=sys.stderr)
@@ -66,12 +80,18 @@ def _simulate(args: argparse.Namespace) -> int:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``simulate --trace FILE ...`` on an argparse subparsers object."""
     d = _defaults()
-    p = subparsers.add_parser("simulate", help="what-if replay of a measured trace under a policy (no Spark)",
-                              description="Replay a trace's jobs under the target policy at evenly spread "
-                                          "runtime targets, beside static sizes and the recorded runs.")
-    p.add_argument("--trace", required=True, metavar="FILE", help="the trace file")
-    p.add_argument("--format", required=True, choices=["ellis"], help="trace format ('|'-separated Ellis traces)")
-    p.add_argument("--policy", required=True, choices=["target"], help="the policy replayed")
+    from iterflow.app.simulate_run_cli import add_run_arguments
+
+    p = subparsers.add_parser("simulate", help="what-if replay of a trace or a recorded run under a policy (no Spark)",
+                              description="--trace: replay a trace's jobs under the target policy at evenly spread "
+                                          "runtime targets, beside static sizes and the recorded runs. --run: "
+                                          "replay a recorded run on a simulated cluster under any policy.")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--trace", metavar="FILE", help="the trace file")
+    mode.add_argument("--run", metavar="RECORD", help="a recorded run: superstep table (.parquet/.csv) or MLflow run id")
+    p.add_argument("--format", choices=["ellis"], help="trace format ('|'-separated Ellis traces; --trace only)")
+    p.add_argument("--policy", choices=["static", "target", "efficiency", "fastest", "dynamic-allocation"],
+                   help="the policy replayed (--trace: target only)")
     p.add_argument("--targets", type=int, default=10, metavar="N",
                    help="runtime targets, spread evenly between the median runtime at the largest and at the "
                         "smallest profiled scale-out (default 10)")
@@ -81,15 +101,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--reasons", action="store_true", help="tables: every decision's reason, not only changes")
     p.add_argument("--profiling-runs", type=int, default=10, metavar="N",
                    help="the first N runs of the trace are profiling runs (default 10)")
-    p.add_argument("--margin", type=float, default=d.margin, help=f"TargetPolicy margin (default {d.margin:g})")
-    p.add_argument("--slack", type=float, default=d.slack, help=f"TargetPolicy slack (default {d.slack:g})")
+    p.add_argument("--margin", type=float, help=f"TargetPolicy margin (--trace default {d.margin:g})")
+    p.add_argument("--slack", type=float, help=f"TargetPolicy slack (--trace default {d.slack:g})")
     p.add_argument("--quantile", type=float, default=d.quantile,
                    help=f"quantile of the profiled rest of the run the policy plans for (default {d.quantile:g})")
-    p.add_argument("--wait-count", type=int, default=d.wait_count, help=f"hysteresis (default {d.wait_count})")
-    p.add_argument("--cooldown", type=int, default=d.cooldown, help=f"barriers after a rescale (default {d.cooldown})")
-    p.add_argument("--warmup", type=int, default=d.warmup, help=f"barriers without change (default {d.warmup})")
+    p.add_argument("--wait-count", type=int, help=f"hysteresis (--trace default {d.wait_count})")
+    p.add_argument("--cooldown", type=int, help=f"barriers after a rescale (--trace default {d.cooldown})")
+    p.add_argument("--warmup", type=int, help=f"barriers without change (--trace default {d.warmup})")
     p.add_argument("--rescale-seconds", type=float, default=None,
-                   help="seconds a rescale costs (default: learned from the recorded runs)")
+                   help="--trace: seconds a rescale costs (default: learned from the recorded runs); "
+                        "--run: the policy's prior rescale price")
+    add_run_arguments(p)
     p.set_defaults(func=_run)
     return p
 

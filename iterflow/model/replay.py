@@ -29,8 +29,17 @@ import numpy as np
 from iterflow.model.fits import relative_median
 
 
-def makespan(durations: Sequence[float], slots: int) -> float:
-    """List schedule of ``durations`` in order on ``slots`` identical slots."""
+def makespan(durations: Sequence[float], slots: int, ready: Sequence[float] | None = None) -> float:
+    """List schedule of ``durations`` in order on ``slots`` identical slots. ``ready``: the time
+    each slot becomes free (a simulated cluster's executors joining late, a stage starting
+    after the one before); the result is then the time the last task ends, not a duration."""
+    if ready is not None:
+        free, end = sorted(float(r) for r in ready) or [0.0], 0.0
+        for d in durations:  # a slot that gets no task does not count (it may join after the end)
+            t = heapq.heappop(free) + float(d)
+            heapq.heappush(free, t)
+            end = max(end, t)
+        return end if durations else float(free[0])
     slots = max(1, int(slots))
     if len(durations) <= slots:
         return float(max(durations, default=0.0))
@@ -59,7 +68,14 @@ class Profile:
         return cls(float(slots), float(work), float(seconds), stages)
 
     def in_tasks(self, slots: float) -> float:
-        return sum(makespan(s, int(round(slots))) for s in self.stages)
+        n = int(round(slots))
+        if n not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
+            self._in_tasks[n] = sum(makespan(s, n) for s in self.stages)
+        return self._in_tasks[n]
+
+    @cached_property
+    def _in_tasks(self) -> dict[int, float]:
+        return {}
 
     @cached_property
     def outside(self) -> float:

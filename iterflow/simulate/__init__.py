@@ -11,4 +11,9 @@ the runs as Ellis scheduled them.
 * :mod:`iterflow.simulate.evaluate` -- targets x replays, and the scores (policy, static,
   cheapest static per target, recorded runs);
 * :mod:`iterflow.simulate.report` -- the summary figures, JSON and the human-readable tables.
+
+The recorded-run mode (item 2, ``--run``): :mod:`~iterflow.simulate.recorded` (reading a
+superstep table), :mod:`~iterflow.simulate.cluster` (the discrete-event replay under the
+driver's policy and model objects), :mod:`~iterflow.simulate.whatif` (sweep and output) and
+:mod:`~iterflow.simulate.calibrate` (simulated vs real recorded runs, item 4).
 """

@@ -1,0 +1,93 @@
+"""Calibration of ``iterflow simulate --run`` on the recorded runs in experiments/results (issue 14,
+item 4, Spark-free part): each program's smallest static run is the base; every other run of
+the same program in the same experiment is simulated from it and compared with what really
+happened. Writes experiments/results/simulator_calibration.csv and .txt. No Spark; seconds.
+
+    .venv/bin/python experiments/calibrate_simulator.py
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from iterflow.simulate.calibrate import GOAL_ERROR, GOAL_SAME, calibrate, policy_of  # noqa: E402
+from iterflow.simulate.cluster import learn  # noqa: E402
+from iterflow.simulate.recorded import load  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: (table, the options its adaptive runs were made with -- see the experiment's script)
+SOURCES = [("release_surplus_supersteps.csv", {"efficiency": {"threshold": 0.1, "slowdown_bound": 0.1}}),
+           ("runtime_targets_supersteps.csv", {}),
+           ("overhead_peers_supersteps.csv", {}),
+           ("more_for_shorter_supersteps.csv", {})]
+
+
+def program(run) -> str:
+    return str(run.labels.get("job", "?")).split("@")[0]
+
+
+def main() -> None:
+    rows, used = [], []
+    all_runs = {name: load(str(RESULTS / name)) for name, _ in SOURCES}
+    params = learn([r.records for runs in all_runs.values() for r in runs])
+    for name, options in SOURCES:
+        runs = all_runs[name]
+        top = max(max(r.sizes) for r in runs)
+        for prog in sorted({program(r) for r in runs}):
+            mine = [r for r in runs if program(r) == prog]
+            static = [r for r in mine if policy_of(r) == "static" and len(set(r.sizes)) == 1]
+            if not static:
+                continue
+            base = min(static, key=lambda r: (r.sizes[0], str(r.labels.get("rep"))))
+            others = [r for r in mine if r is not base and len(r.steps) == len(base.steps)]
+            if not others:
+                continue
+            used.append(f"{name}: {prog}, base {base.name} ({base.sizes[0]} executors, "
+                        f"{'sketched tasks' if base.sketched else 'stage_tasks'}), {len(others)} other runs")
+            for row in calibrate(base, others, params, top, options):
+                rows.append({"table": name, "program": prog, **row})
+    df = pd.DataFrame(rows)
+    df.to_csv(RESULTS / "simulator_calibration.csv", index=False)
+    (RESULTS / "simulator_calibration.txt").write_text(report(df, used, params))
+    print(report(df, used, params))
+
+
+def report(df: pd.DataFrame, used: list[str], params) -> str:
+    lines = ["# simulator calibration: .venv/bin/python experiments/calibrate_simulator.py (no Spark)",
+             f"goal (issue 14 item 4): |error| <= {GOAL_ERROR:.0%} on runtime and executor-seconds, "
+             f">= {GOAL_SAME:.0%} same decisions (up/down/same per barrier) on adaptive runs",
+             "recorded runs used (base -> the others of the same program and experiment):"]
+    lines += [f"  {u}" for u in used]
+    lines.append("simulator parameters (learned over all tables):")
+    lines += [f"  {p}" for p in params.describe()]
+    cols = ["table", "program", "run", "policy", "real_executors", "sim_executors", "real_runtime_s", "sim_runtime_s",
+            "runtime_error", "real_executor_s", "sim_executor_s", "executor_s_error", "same_decisions", "barriers"]
+    lines.append(df[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    lines.append("summary by table, program, policy: median |runtime error|, median |executor-s error|, share within 15 %, "
+                 "mean same-decision share")
+    for key, g in df.groupby(["table", "program", "policy"]):
+        rt, es = g.runtime_error.abs(), g.executor_s_error.abs()
+        same = g.same_decisions.dropna()
+        lines.append(f"  {'/'.join(key)}: runtime {rt.median():.1%}, executor-s {es.median():.1%}, "
+                     f"within 15 %: {np.mean((rt <= GOAL_ERROR) & (es <= GOAL_ERROR)):.0%} of {len(g)}"
+                     + (f", same decisions {same.mean():.0%}" if len(same) else ""))
+    lines.append("noise floor -- the same configuration's real runs (same policy and start size, other reps) "
+                 "differ by, max/min runtime:")
+    for key, g in df.groupby(["table", "program", "policy", "start_executors"]):
+        if len(g) > 1 and key[2] == "static":
+            lines.append(f"  {key[0]}/{key[1]} static at {key[3]}: {g.real_runtime_s.max() / g.real_runtime_s.min():.2f}x "
+                         f"over {len(g)} runs")
+    ok = (df.runtime_error.abs() <= GOAL_ERROR) & (df.executor_s_error.abs() <= GOAL_ERROR)
+    adaptive = df.same_decisions.dropna()
+    lines.append(f"overall: {ok.mean():.0%} of {len(df)} runs within 15 % on both; same decisions "
+                 f"{adaptive.mean():.0%} over {len(adaptive)} adaptive runs" if len(adaptive) else "")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

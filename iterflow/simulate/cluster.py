@@ -1,0 +1,209 @@
+"""A recorded run replayed on a simulated cluster under a policy, no Spark (issue 14, item 2).
+
+Why a discrete-event model and not the resource model: the policy under test consults the
+model, so the model cannot also be the judge. Superstep ``i`` at ``E`` executors x ``C`` cores:
+
+    wall = outside_i + Σ_stages list-schedule(tasks of the stage on the slots there are)
+
+stages one after the other (:func:`iterflow.model.replay.makespan` with each slot's ready
+time), times ``1 + cold_factor`` on the first superstep at a new size. Around it, what the
+driver does (:mod:`iterflow.loop.driver`, :mod:`iterflow.loop.reconfigure`):
+
+* the policy object decides at every barrier but the last, with ``policy.decide([*history,
+  record], model, plan=...)``; the model is :class:`~iterflow.model.live.LiveModel`, fed as
+  the driver feeds it (``observe(cores, work, wall, stage_tasks=...)`` for supersteps
+  :func:`~iterflow.loop.records.feeds_model` admits; a cold superstep's excess over its
+  prediction is its ``cold_seconds``);
+* **scale-out**: requested, the next superstep starts at once; the new executors' slots join
+  ``register_seconds`` after the request (tasks meanwhile run on the executors there are).
+  When all have come, the partition count follows the cores (a relayout pause only if it changes);
+* **scale-in**: the barrier holds ``remove_seconds`` (decommission) + ``relayout_seconds``,
+  at the old size (both are held meanwhile, :func:`~iterflow.loop.records.executor_seconds`);
+* **weak scaling** (``scale_input`` F != 1, never implicit): each stage gets ``round(F·n)``
+  tasks drawn (seeded, with replacement) from its ``n`` measured durations; the time outside
+  tasks is kept.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from iterflow.loop.plan import RunPlan
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.loop.reconfigure import partitions_for
+from iterflow.loop.records import (Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, feeds_model,
+                                   is_cold, model_rows)
+from iterflow.model.live import LiveModel
+from iterflow.model.replay import makespan
+from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
+
+
+@dataclass(frozen=True)
+class Params:
+    """The cluster's latencies and the cold-superstep excess, each with where it came from."""
+
+    register_seconds: float
+    remove_seconds: float
+    relayout_seconds: float
+    cold_factor: float
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def describe(self) -> list[str]:
+        return [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
+                for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor")]
+
+
+#: what a parameter is when no record measured it (stated in the output as "prior")
+PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1.0, "cold_factor": 0.0}
+
+
+def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float | None] | None = None) -> Params:
+    """Medians over the recorded runs: ``actuation_seconds`` of scale-outs the driver waited
+    for (registration) and of scale-ins (removal), ``relayout_seconds`` of every rescale, and
+    ``cold_seconds / (wall − cold_seconds)`` of cold supersteps; ``given`` values win, a
+    parameter nothing measured is its :data:`PRIORS` value."""
+    ups, downs, relayout, cold = [], [], [], []
+    for h in histories:
+        for k, r in enumerate(h):
+            a, d = r.actuated, r.decided
+            if a is not None and d is not None and d.decision in ("up", "down"):
+                if d.decision == "down":
+                    downs.append(a.actuation_seconds)
+                elif not a.executors_pending:
+                    ups.append(a.actuation_seconds)
+                relayout.append(a.relayout_seconds)
+            c = r.predicted.cold_seconds
+            if c is not None and k > 0 and r.wall_seconds > c:
+                cold.append(c / (r.wall_seconds - c))
+    found = {"register_seconds": (median(ups), len(ups), "scale-outs' actuation_seconds"),
+             "remove_seconds": (median(downs), len(downs), "scale-ins' actuation_seconds"),
+             "relayout_seconds": (median(relayout), len(relayout), "rescales' relayout_seconds"),
+             "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest")}
+    values, sources = {}, {}
+    for key, (value, n, what) in found.items():
+        if given and given.get(key) is not None:
+            values[key], sources[key] = float(given[key]), "given"
+        elif value is not None:
+            values[key], sources[key] = value, f"learned: median of {n} {what}"
+        else:
+            values[key], sources[key] = PRIORS[key], "prior: nothing recorded measures it"
+    return Params(**values, sources=sources)
+
+
+@dataclass
+class SimRun:
+    """A simulated run: its records (the table a real run would have) and the decisions."""
+
+    policy: str
+    start: int
+    records: list[SuperstepRecord]
+
+    @property
+    def runtime(self) -> float:
+        return runtime(self.records)
+
+    @property
+    def executor_seconds(self) -> float:
+        return cost(self.records)
+
+    @property
+    def decisions(self) -> list[tuple[int, str, str]]:
+        return [(r.superstep, r.decided.decision, r.decided.reason) for r in self.records if r.decided is not None]
+
+
+def weak_scaled(steps: Sequence[Step], factor: float, seed: int = 0) -> list[tuple[tuple[float, ...], ...]]:
+    """Each step's stages with ``round(factor · n)`` tasks drawn from its ``n`` durations."""
+    if factor == 1.0:
+        return [s.stages for s in steps]
+    rng = np.random.default_rng(seed)
+    return [tuple(tuple(float(x) for x in rng.choice(st, max(1, round(factor * len(st))))) for st in s.stages)
+            for s in steps]
+
+
+def plan_of(run: RecordedRun) -> RunPlan:
+    """The horizon the recorded run's policy had: its superstep count as the bound; a tolerance
+    (the last delta) where the record says the horizon was estimated from convergence."""
+    estimated = any(r.decided is not None and r.decided.remaining_estimated for r in run.records)
+    last = run.steps[-1].delta
+    return RunPlan(len(run.steps), last if estimated and last is not None else None)
+
+
+def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: Params, *,
+             scale_input: float = 1.0, seed: int = 0, past: Sequence[SuperstepRecord] = (),
+             plan: RunPlan | None = None) -> SimRun:
+    """Replay ``run`` from ``executors`` x ``cores`` under ``policy`` (see the module docstring).
+    ``past``: records of earlier runs, which warm-start the model and the policy's rescale
+    price as ``iterflow run`` does from its MLflow store."""
+    model = LiveModel()
+    if past:
+        model.observe_many(model_rows(past))
+        policy.learn_rescales(past)
+    plan = plan or plan_of(run)
+    stages_of = weak_scaled(run.steps, scale_input, seed)
+    start_parts = max(run.steps[0].partitions, 1)
+    E, joins, asked = int(executors), [], None   # joins: seconds until each pending executor registers
+    parts = partitions_for(start_parts, E * cores)
+    history: list[SuperstepRecord] = []
+    for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
+        ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
+        t = 0.0
+        for st in stages:
+            t = makespan(st, 0, [max(t, r) for r in ready])
+        wall = step.outside + t
+        came = sum(1 for j in joins if j <= wall)
+        E, joins = E + came, [j - wall for j in joins if j > wall]
+        rec = SuperstepRecord(Ran(step.superstep, wall, E, E * cores, parts, step.delta, step.work),
+                              stats=Stats(stage_tasks=step.stage_tasks(stages) or "[]"))
+        prev = history[-1] if history else None
+        if is_cold(rec, prev):
+            rec = rec.with_(ran=Ran(step.superstep, wall * (1 + params.cold_factor), E, E * cores, parts,
+                                    step.delta, step.work))
+        rec = _observe(model, rec, prev, step.stage_tasks(stages))
+        last = k == len(run.steps) - 1
+        reconf = Reconfiguration.none("last recorded superstep") if last else \
+            policy.decide([*history, rec], model, plan=plan)
+        joins = [max(j - step.barrier, 0.0) for j in joins]  # pending ones register during the barrier
+        rec, E, joins, asked, parts = _apply(reconf, rec, E, joins, asked, parts, start_parts, cores, params)
+        rec = rec.with_(decided=Decided(reconf.decision(rec.executors), reconf.reason, step.barrier))
+        pause = rec.actuated.pause_seconds or 0.0
+        joins = [max(j - pause, 0.0) for j in joins]
+        history.append(rec)
+    return SimRun(getattr(policy, "name", "policy"), int(executors), history)
+
+
+def _observe(model: LiveModel, rec: SuperstepRecord, prev: SuperstepRecord | None,
+             stage_tasks: str | None) -> SuperstepRecord:
+    """What :meth:`IterationDriver._observe` does: the cold excess, then feed the model."""
+    cold = None
+    if is_cold(rec, prev) and model.fitted:
+        cold = max(0.0, rec.wall_seconds - model.predict_seconds(rec.ran.cores, rec.ran.work))
+    if feeds_model(rec, prev):
+        model.observe(rec.ran.cores, rec.ran.work, rec.wall_seconds, stage_tasks)
+    return rec.with_(predicted=Predicted(cold_seconds=cold))
+
+
+def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[float], asked: int | None,
+           parts: int, start_parts: int, cores: int, p: Params) -> tuple[SuperstepRecord, int, list[float], int | None, int]:
+    """The decision applied as :class:`~iterflow.loop.reconfigure.Reconfigurer` applies it."""
+    act = Actuated(executors_requested=E, executors_active=E)
+    want = reconf.executors
+    if asked is not None and (want is None or want == asked):
+        if not joins:  # all came: the partition count follows the cores
+            asked, new_parts = None, partitions_for(start_parts, E * cores)
+            act = Actuated(E, E, cores_after=E * cores, partitions_after=new_parts,
+                           relayout_seconds=p.relayout_seconds if new_parts != parts else None)
+            parts = new_parts
+        else:
+            act = Actuated(asked, E, executors_pending=len(joins))
+        want = None
+    if want is not None and want < E:
+        parts = partitions_for(start_parts, want * cores)
+        act = Actuated(want, want, p.remove_seconds, cores_after=want * cores, partitions_after=parts,
+                       relayout_seconds=p.relayout_seconds)
+        E, joins, asked = want, [], None
+    elif want is not None and want > E:
+        joins, asked = [p.register_seconds] * (want - E), want
+        act = Actuated(want, E, 0.0, cores_after=E * cores, executors_pending=want - E)
+    return rec.with_(actuated=act), E, joins, asked, parts

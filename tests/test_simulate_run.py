@@ -1,0 +1,170 @@
+"""``iterflow simulate --run`` (issue 14, items 2 and 4): Spark-free, seconds. Known answers on
+synthetic records, the real policy objects' decision logs, a recorded run reproduced at its
+own size (tolerance from the data) and its recorded decisions, and bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from iterflow.app.cli import main
+from iterflow.model.replay import makespan
+from iterflow.policies import make_policy
+from iterflow.simulate.calibrate import calibrate
+from iterflow.simulate.cluster import Params, learn, simulate
+from iterflow.simulate.recorded import cost, load, runtime
+
+DATA = Path(__file__).parent / "fixtures"
+ZERO = Params(0.0, 0.0, 0.0, 0.0)
+
+
+def record(tmp_path: Path, tasks: list[list[float]], n: int = 4, outside: float = 0.5, executors: int = 1,
+           name: str = "job.csv") -> Path:
+    """A static run at ``executors`` x 1 core: ``n`` supersteps, each with the stages ``tasks``
+    (seconds) and ``outside`` seconds outside tasks."""
+    st = json.dumps([[k, 0, 0, [t * 1e3 for t in s]] for k, s in enumerate(tasks)])
+    wall = outside + sum(makespan(s, executors) for s in tasks)
+    rows = [{"superstep": i, "wall_seconds": wall, "executors": executors, "cores": executors, "partitions": 8,
+             "work": 100.0, "stage_tasks": st} for i in range(1, n + 1)]
+    path = tmp_path / name
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def cli(args: list[str], capsys) -> tuple[int, str, str]:
+    rc = main(["simulate", *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+# ------------------------------------------------------------------------- known answers
+def test_eight_one_second_tasks_at_one_and_four_slots(tmp_path):
+    run = load(str(record(tmp_path, [[1.0] * 8])))[0]
+    one = simulate(run, make_policy("static"), 1, 1, ZERO)
+    four = simulate(run, make_policy("static"), 4, 1, ZERO)
+    assert [r.wall_seconds for r in one.records] == pytest.approx([8.5] * 4)
+    assert [r.wall_seconds for r in four.records] == pytest.approx([2.5] * 4)
+    assert four.executor_seconds == pytest.approx(4 * 4 * 2.5)
+
+
+def test_stages_run_one_after_the_other(tmp_path):
+    """Two stages of 3 x 1 s on 2 slots: 2 s each (not 3 s for 6 tasks pooled)."""
+    run = load(str(record(tmp_path, [[1.0] * 3, [1.0] * 3], outside=0.0)))[0]
+    assert simulate(run, make_policy("static"), 2, 1, ZERO).records[0].wall_seconds == pytest.approx(4.0)
+
+
+def test_registration_latency_delays_the_gain(tmp_path):
+    """A target policy scales 1 -> 4 at barrier 1; with executors registering after 3 s the
+    next superstep runs 3 tasks alone, then 5 tasks on 4 slots: 3 + 1 + 1 = 5 s (2 s without)."""
+    run = load(str(record(tmp_path, [[1.0] * 8], n=4, outside=0.0)))[0]
+
+    def go(latency: float):
+        pol = make_policy("target", target_seconds=10.0, max_executors=4, start_executors=1,
+                          wait_count=1, warmup=0, cooldown=0, rescale_seconds=0.0)
+        return simulate(run, pol, 1, 1, Params(latency, 0.0, 0.0, 0.0)), pol
+
+    fast, _ = go(0.0)
+    slow, pol = go(3.0)
+    assert fast.records[0].decided.decision == slow.records[0].decided.decision == "up"
+    assert fast.records[1].wall_seconds == pytest.approx(2.0)
+    assert slow.records[1].wall_seconds == pytest.approx(5.0)
+    assert slow.records[1].executors == 4 and slow.runtime > fast.runtime
+    # the decisions are the policy object's own: its log holds every change, reason and all
+    changes = [(s, d, why) for s, d, why in slow.decisions if d != "same"]
+    assert changes and changes == [tuple(e) for e in pol.log]
+
+
+def test_static_sweep_is_monotone_and_weak_scaling_is_explicit(tmp_path, capsys):
+    path = record(tmp_path, [[0.2, 1.5, 0.7, 0.3, 2.0, 0.9, 0.4, 1.1, 0.6, 0.8]])
+    rc, out, err = cli(["--run", str(path), "--sweep", "--executors", "1", "--max-executors", "6", "--json"], capsys)
+    assert rc == 0 and err == ""
+    doc = json.loads(out)
+    static = [r["runtime_seconds"] for r in doc["sweep"] if r["policy"].startswith("static-")]
+    assert len(static) == 6 and all(a >= b for a, b in zip(static, static[1:]))
+    assert doc["cluster"]["weak_scaling"] is False
+    rc, out, _ = cli(["--run", str(path), "--policy", "static", "--executors", "1", "--scale-input", "3", "--json"], capsys)
+    scaled = json.loads(out)
+    assert rc == 0 and scaled["cluster"]["weak_scaling"] is True
+    assert scaled["result"]["runtime_seconds"] > static[0]  # 3x the tasks on one slot
+
+
+def test_parameters_say_where_they_came_from(tmp_path):
+    run = load(str(DATA / "wcc_release_surplus.csv"))
+    p = learn([r.records for r in run], {"register_seconds": 7.0})
+    assert p.register_seconds == 7.0 and p.sources["register_seconds"] == "given"
+    assert p.sources["remove_seconds"].startswith("learned")
+    downs = [r.actuated.actuation_seconds for x in run for r in x.records
+             if r.decided is not None and r.decided.decision == "down"]
+    assert p.remove_seconds == pytest.approx(sorted(downs)[len(downs) // 2])
+
+
+# ------------------------------------------------------------------ recorded runs (fixtures)
+@pytest.mark.parametrize("fixture", ["wcc_stage_tasks.csv", "wcc_release_surplus.csv"])
+def test_a_static_record_reproduces_itself(fixture):
+    """At its own size a static record's replay differs only where its tasks' schedule is
+    longer than the measured superstep (the time outside tasks cannot go below 0)."""
+    for run in load(str(DATA / fixture)):
+        if len(set(run.sizes)) != 1:
+            continue
+        e, c = run.sizes[0], run.cores_per_executor
+        sim = simulate(run, make_policy("static"), e, c, ZERO)
+        clipped = sum(max(0.0, sum(makespan(st, s.cores) for st in s.stages) - s.wall) for s in run.steps)
+        assert abs(sim.runtime - runtime(run.records)) <= clipped + 1e-9 * runtime(run.records)
+        assert abs(sim.executor_seconds - cost(run.records)) <= e * clipped + 1e-6
+
+
+def test_an_adaptive_record_replayed_from_itself_decides_as_recorded():
+    """The efficiency run, replayed at its start size with its warm start (the runs before it)
+    and its options: up to its first rescale the simulated supersteps are the recorded ones,
+    so the policy must decide the same, for the same reason; later ones must agree too."""
+    runs = {r.name: r for r in load(str(DATA / "wcc_release_surplus.csv"))}
+    eff = runs["wcc/efficiency/0"]
+    past = [r for n in ("wcc/profile-1/0", "wcc/profile-2/0", "wcc/static-max/0") for r in runs[n].records]
+    pol = make_policy("efficiency", max_executors=4, start_executors=4, threshold=0.1, slowdown_bound=0.1)
+    sim = simulate(eff, pol, 4, 1, learn([eff.records]), past=past)
+    first = next(i for i, r in enumerate(eff.records) if r.decided.decision != "same")
+    for real, got in zip(eff.records[:first + 1], sim.records):
+        assert got.decided.decision == real.decided.decision and got.decided.reason == real.decided.reason
+    assert [r.decided.decision for r in sim.records[:-1]] == [r.decided.decision for r in eff.records[:-1]]
+
+
+def test_calibration_rows_from_the_fixture():
+    runs = load(str(DATA / "wcc_release_surplus.csv"))
+    base = next(r for r in runs if r.name == "wcc/profile-1/0")
+    rows = calibrate(base, [r for r in runs if r is not base], learn([r.records for r in runs]), 4,
+                     {"efficiency": {"threshold": 0.1, "slowdown_bound": 0.1}})
+    assert {r["policy"] for r in rows} == {"static", "efficiency"}
+    eff = next(r for r in rows if r["policy"] == "efficiency")
+    assert 0.0 <= eff["same_decisions"] <= 1.0 and eff["barriers"] == len(base.steps)
+    for r in rows:
+        assert r["runtime_error"] == pytest.approx(r["sim_runtime_s"] / r["real_runtime_s"] - 1)
+
+
+# ------------------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("case", ["missing", "columns", "executors", "both", "static-option", "scale", "trace-only"])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
+    good = str(record(tmp_path, [[1.0] * 4]))
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame([{"superstep": 1, "wall_seconds": 1.0}]).to_csv(bad, index=False)
+    args, named = {
+        "missing": (["--run", str(tmp_path / "nope.csv"), "--policy", "static", "--executors", "1"], "nope.csv"),
+        "columns": (["--run", str(bad), "--policy", "static", "--executors", "1"], "executors"),
+        "executors": (["--run", good, "--policy", "static", "--executors", "0"], "--executors"),
+        "both": (["--run", good, "--policy", "static", "--sweep", "--executors", "1"], "--sweep"),
+        "static-option": (["--run", good, "--policy", "static", "--executors", "1", "--target-seconds", "5"],
+                          "--target-seconds"),
+        "scale": (["--run", good, "--policy", "static", "--executors", "1", "--scale-input", "0"], "--scale-input"),
+        "trace-only": (["--run", good, "--policy", "static", "--executors", "1", "--format", "ellis"], "--format"),
+    }[case]
+    rc, out, err = cli([*args, "--json"], capsys)
+    assert rc == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("iterflow: error:") and named in err
+
+
+def test_trace_and_run_are_mutually_exclusive(tmp_path, capsys):
+    good = str(record(tmp_path, [[1.0] * 4]))
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--run", good, "--trace", good, "--policy", "static", "--executors", "1"])
+    assert exc.value.code == 2 and capsys.readouterr().out == ""
