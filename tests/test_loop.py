@@ -3,6 +3,8 @@ the order of a superstep, what feeds the model, when the policy is asked, recove
 bookkeeping, warm start and the first executors."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 
@@ -169,6 +171,7 @@ def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
     assert r[3].executors == 2 and r[3].actuated.executors_pending == 2
     # barrier 4 sees them registered: it re-partitions for 4 cores, once
     assert not r[4].actuated.executors_pending and r[4].actuated.cores_after == 4
+    assert r[4].actuated.executors_arrived == 2
     assert r[4].actuated.partitions_after == 8 and r[5].actuated.partitions_after is None
     assert r[5].executors == 4
     assert res.output == 5.0
@@ -196,3 +199,26 @@ def test_waiting_for_executors_is_still_available():
                              wait_for_executors=True)
     res = driver.run(Doubling(max_iterations=3))
     assert res.records[1].actuated.executors_active == 4 and res.records[2].executors == 4
+
+
+def test_a_non_waiting_scale_out_is_priced_up_to_the_first_superstep_its_executors_work_in():
+    """Its cold supersteps are the one they joined in and the next (their first tasks); the
+    model learns neither, and the scale-out's price holds both excesses."""
+    from iterflow.loop.records import feeds_model, is_cold, rescale_costs
+
+    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
+    engine = FakeEngine(2)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
+                             actuator=FakeActuator(engine, lag=2), model=FakeModel(), partitions=4)
+    rs = driver.run(Doubling(max_iterations=7)).records
+    pairs = list(zip([None, *rs[:-1]], rs))
+    # barrier 4 saw them registered; superstep 5 is the first at 4 and the first they work in
+    assert [r.superstep for p, r in pairs if is_cold(r, p)] == [5]
+    assert [r.superstep for p, r in pairs if feeds_model(r, p)] == [2, 3, 4, 6, 7]
+    # a real cluster: they registered *during* superstep 5 (its count changed at its end), so
+    # superstep 6 is the first they ran tasks in -- cold too
+    joined = rs[4].with_(actuated=replace(rs[4].actuated, executors_arrived=2))
+    assert is_cold(rs[5], joined) and not is_cold(rs[5], rs[4])
+    with_cold = [r.with_(predicted=replace(r.predicted, cold_seconds=1.0)) if r.superstep in (5, 6) else r for r in rs]
+    (price,) = rescale_costs(with_cold)  # the relayout at barrier 4 is the scale-out's, not a rescale
+    assert price == pytest.approx(rs[1].actuated.pause_seconds + rs[3].actuated.pause_seconds + 1.0)

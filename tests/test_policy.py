@@ -318,10 +318,13 @@ def test_cooldown_after_a_rescale():
     assert p.decide(**H(hist, m)).executors == 14  # the slow superstep still has to be made up for
 
 
-def test_warm_up_superstep_is_not_acted_on():
-    m = FakeModel(1.0, 0.01)
-    r = TargetPolicy(50, max_executors=16, max_iterations=20).decide(**H(flat(1, 2, m), m))
+def test_warm_up_superstep_is_not_acted_on_unless_a_scale_out_is_urgent():
+    m = FakeModel(1.0, 0.01)  # 1 + 100/e s a superstep: 969 s left at 2 executors, 138 s at 16
+    r = TargetPolicy(500, max_executors=16, max_iterations=20).decide(**H(flat(1, 2, m), m))
     assert r.executors is None and "warm-up superstep 1" in r.reason
+    # missed even at the most: waiting a superstep would only make it later
+    r = TargetPolicy(50, max_executors=16, max_iterations=20).decide(**H(flat(1, 2, m), m))
+    assert r.executors == 16 and "urgent" in r.reason
 
 
 def test_unfitted_model_falls_back_to_work_over_cores():

@@ -210,6 +210,13 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+            start = spec.executors if spec.policy != "dynamic-allocation" else None
+            if start:  # before the input is loaded and cached: its blocks land where they stay
+                from iterflow.actuate.executors import ExecutorActuator
+
+                act = ExecutorActuator(spark.sparkContext).set_executors(start)
+                if act.note:
+                    log.warning(act.note)
             program = build_program(spec, spark, partitions)
             params = {**program.params(), "policy": spec.policy, "input": spec.input, "master": master,
                       "executors": spec.executors, "target_seconds": spec.target_seconds,
@@ -228,7 +235,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
                                      past=past_records(program.name) if spec.track else (),
-                                     start_executors=spec.executors if spec.policy != "dynamic-allocation" else None,
+                                     start_executors=start,
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks],
                                      on_checkpoint=store.save)
             try:

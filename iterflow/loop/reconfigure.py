@@ -54,7 +54,7 @@ class Reconfigurer:
         self.start_partitions = self.partitions = int(partitions)
         self.follow_cores = follow_cores
         self.wait_for_executors = wait_for_executors
-        self.pending: tuple[int, float] | None = None  # (executors asked for, deadline)
+        self.pending: tuple[int, float, int] | None = None  # (executors asked for, deadline, before)
 
     def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
               history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
@@ -89,7 +89,7 @@ class Reconfigurer:
                           actuation_seconds=done.waited_seconds, actuation_note=done.note, cores_after=cores)
             self.pending = None
             if done.requested > done.active and not self.wait_for_executors:
-                self.pending = (done.requested, time.monotonic() + self._register_timeout())
+                self.pending = (done.requested, time.monotonic() + self._register_timeout(), done.before)
                 act = replace(act, executors_pending=done.requested - done.active)
             elif done.active != done.before and partitions is None and assignment is None:
                 # the count follows the cores; an unchanged count still re-distributes
@@ -115,12 +115,12 @@ class Reconfigurer:
         """A scale-out still registering: arrived (the partition count follows the cores, and a
         relayout runs only if that count changes), still coming (the record says how many), or
         given up after the register timeout (the request lowered to what came)."""
-        asked, deadline = self.pending
+        asked, deadline, before = self.pending
         active = self.actuator.registered()
         if active >= asked or time.monotonic() >= deadline:
             self.pending = None
             cores = self.engine.snapshot().cores
-            act = replace(act, cores_after=cores)
+            act = replace(act, cores_after=cores, executors_arrived=max(active - before, 0) or None)
             if active < asked:
                 note = (f"scale-out to {asked} executors got {active} within {self._register_timeout():.0f}s "
                         "(cluster full?); continuing at the current size")

@@ -135,6 +135,9 @@ class Actuated:
     #: requested executors not yet registered when the next superstep started (a scale-out that
     #: does not wait for them: they join while it runs); None: nothing pending
     executors_pending: int | None = None
+    #: executors of a non-waiting scale-out first seen registered at this barrier: the next
+    #: superstep is the first they run tasks in (fresh JVMs), so it is cold too
+    executors_arrived: int | None = None
 
     @property
     def pause_seconds(self) -> float | None:
@@ -273,8 +276,13 @@ def table(history: Iterable[SuperstepRecord]) -> pd.DataFrame:
 
 
 def is_cold(record: SuperstepRecord, previous: SuperstepRecord | None) -> bool:
-    """The first superstep at a new executor count (fresh JVMs, cached blocks read remotely)."""
-    return previous is not None and previous.executors != record.executors
+    """The first superstep at a new executor count (fresh JVMs, cached blocks read remotely),
+    and the first after executors that joined during a superstep were seen registered (the
+    first in which they run tasks)."""
+    if previous is None:
+        return False
+    arrived = previous.actuated is not None and bool(previous.actuated.executors_arrived)
+    return previous.executors != record.executors or arrived
 
 
 def feeds_model(record: SuperstepRecord, previous: SuperstepRecord | None) -> bool:
@@ -316,16 +324,28 @@ def executor_seconds(record: SuperstepRecord, span_seconds: float | None = None)
 
 def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = None) -> list[float]:
     """What each rescale in ``history`` cost in wall seconds: its pause at the barrier plus
-    the cold excess of the superstep after it (``cold_seconds``); ``direction`` ``"down"``
-    or ``"up"``: only the rescales the policy decided that way."""
+    the cold excess of the superstep after it (``cold_seconds``) -- for a scale-out that did
+    not wait, of the supersteps up to the first the new executors worked in, and the relayout
+    once they came; ``direction`` ``"down"`` or ``"up"``: only the rescales the policy
+    decided that way."""
     out = []
     for k, r in enumerate(history):
-        pause = r.actuated.pause_seconds if r.actuated is not None else None
-        if pause is None:
+        act = r.actuated
+        pause = act.pause_seconds if act is not None else None
+        if pause is None or act.executors_arrived:  # an arrival is its scale-out's account
             continue
         if direction is not None and (r.decided is None or r.decided.decision != direction):
             continue
-        nxt = history[k + 1] if k + 1 < len(history) else None
-        cold = nxt.predicted.cold_seconds if nxt is not None and nxt.superstep == r.superstep + 1 else None
-        out.append(pause + (cold or 0.0))
+        prev = r
+        for nxt in history[k + 1:]:
+            if nxt.superstep != prev.superstep + 1:
+                break
+            pause += (nxt.predicted.cold_seconds if nxt.predicted is not None else None) or 0.0
+            a = nxt.actuated
+            if (nxt.decided is not None and nxt.decided.decision in ("up", "down")) or a is None \
+                    or not (a.executors_pending or a.executors_arrived):
+                break  # a rescale of its own, or nothing (more) was coming
+            pause += a.pause_seconds or 0.0
+            prev = nxt
+        out.append(pause)
     return out

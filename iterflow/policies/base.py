@@ -163,14 +163,16 @@ class AdaptivePolicy(PolicyBase):
                                                  f"[{self.min_executors}, {self.max_executors}]"])
         if cur < self.min_executors:
             return self._hold(i, cur, notes + [f"{cur} executors, below min_executors {self.min_executors}"])
-        if i <= self.warmup:
-            return self._hold(i, cur, notes + [f"warm-up superstep {i}: keep {cur} executors"])
         fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window))
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
         ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),
                       Predictor(history, model, cpe), fc)
         want = self._want(ctx)
+        if i <= self.warmup and not (want.urgent and want.executors > cur):
+            # a warm-up superstep says little of the steady state -- except that a scale-out
+            # is urgent (a target missed even at the most): waiting would only cost more
+            return self._hold(i, cur, notes + [f"warm-up superstep {i}: keep {cur} executors"])
         n = int(min(max(want.executors, ctx.lo), ctx.hi if want.executors > cur else self.max_executors))
         notes.append(want.reason)
         unpaid = self._unpaid_scale_out(ctx, n) if n > cur else self._unpaid_scale_in(ctx, n) if n < cur else None
