@@ -14,7 +14,7 @@ from tests.conftest import APP_CORES, ROOT, run_cli
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(1800)]
 
 NOTEBOOK = ROOT / "notebooks" / "analysis.ipynb"
-FIGURES = ("timelines.png", "executor_seconds.png", "predicted_vs_actual.png", "skew.png")
+FIGURES = ("timelines.png", "executor_seconds.png", "predicted_vs_actual.png", "skew.png", "simulated_sweep.png")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,192 @@
+"""Pareto experiment (issue 13, item 5): every static size and every adaptive policy, per job.
+
+    .venv/bin/python experiments/pareto.py --quick     # 1 rep, 3 targets a job, small inputs (< 25 min)
+    .venv/bin/python experiments/pareto.py             # 3 reps, 10 targets a job, the issue's inputs
+
+On the emulated cluster (``--workers`` workers at ``--cpu-share`` core each), per job --
+PageRank (constant work), WCC on an R-MAT graph with a long thin tail (shrinking work) and
+k-means -- and per repetition: static at 1 .. ``workers`` executors, then ``efficiency``
+(from the maximum), ``fastest`` (baseline 1 executor) and ``target`` at targets spread evenly
+between the static-max and the static-1 finish times of that repetition. ``efficiency`` and
+``fastest`` are warm-started from the static runs (as ``iterflow run`` is from its MLflow
+store); ``target`` starts cold (no earlier runs: the empty-store case) on 1 executor.
+
+Every run is measured as a whole job: all supersteps, barriers and rescales (``job_seconds``)
+and the executor-seconds held for them. Printed: the table of runs, each adaptive run's
+dominance check against the static runs (dominated = some static size is better on both by
+more than *noise*: the largest relative spread of job time among the static repetitions of
+one size, or 10 % with one repetition), the issue's goals with the measured figures, and the
+parallel efficiency per static size (what makes a goal physically possible or not). Figure:
+``results/pareto_<job>.png``, job seconds against executor-seconds with the static frontier.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from common import points, rmat
+from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
+
+from algorithms import KMeans, PageRank, WeaklyConnectedComponents
+from iterflow.inputs.graphio import load_graph
+from iterflow.inputs.pointsio import load_points
+from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
+
+NAME = "pareto"
+MET = 0.05  # a target is met within 5 %
+
+
+def extra(ap) -> None:
+    ap.add_argument("--jobs", default="pagerank,wcc,kmeans")
+    ap.add_argument("--targets", type=int, default=None, help="targets per job (default 3 quick, 10 full)")
+    ap.add_argument("--supersteps", type=int, default=None, help="PageRank and k-means (default 8 quick, 14 full)")
+
+
+def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[[], Any]]:
+    """Program factories over inputs loaded and cached once."""
+    quick, out = args.quick, {}
+    if "pagerank" in args.jobs:
+        g = load_graph(spark, str(rmat(17 if quick else 18, 500_000 if quick else 1_000_000)), "edgelist",
+                       partitions=args.partitions)
+        out["pagerank"] = lambda: PageRank(g, max_iterations=n)
+    if "wcc" in args.jobs:
+        t = load_graph(spark, str(rmat(17 if quick else 19, 150_000 if quick else 600_000, tail=12 if quick else 30)),
+                       "edgelist", partitions=args.partitions)
+        out["wcc"] = lambda: WeaklyConnectedComponents(t)
+    if "kmeans" in args.jobs:
+        pts = load_points(spark, str(points(200_000 if quick else 500_000, 5)), partitions=args.partitions)
+        c = initial_centers(pts, 5)
+        out["kmeans"] = lambda: KMeans(pts, 5, init_centers=c, max_iterations=n, tol=None)
+    return out
+
+
+def whole(run: Any) -> tuple[float, float]:
+    """(job seconds, executor-seconds) of every superstep of a run, rescales included."""
+    return float(run.table["span_seconds"].sum()), float(run.table["executor_seconds"].sum())
+
+
+def main() -> int:
+    args = parse_args(__doc__, NAME, extra, quick_reps=1)
+    if not args.quick and args.reps == 1:
+        args.reps = 3
+    n = args.supersteps or (8 if args.quick else 14)
+    n_targets = args.targets or (3 if args.quick else 10)
+    W, t0, runs, rows = args.workers, time.time(), Collector(), []
+    with cluster(args) as (_, spark, note):
+        for job, make in programs(spark, args, n).items():
+            warm_up(spark, make(), args)
+            for rep in range(args.reps):
+                def go(policy: str, p: Any, start: int, past: list, **extra: Any) -> None:
+                    run = runs.run(spark, p, make(), args=args, start=start, past=past, verbose=False,
+                                   labels={"experiment": NAME, "job": job, "policy": policy, "rep": rep})
+                    js, es = whole(run)
+                    rows.append({"job": job, "policy": policy, "rep": rep, "job_seconds": js, "executor_seconds": es,
+                                 "executors_path": run.row().get("executors_path"),
+                                 "eventlog_match": run.row().get("eventlog_match"), **extra})
+                    print(f"  {job} {policy} rep {rep}: {js:.1f}s, {es:.0f} executor-s, executors "
+                          f"{rows[-1]['executors_path']}", flush=True)
+
+                static_tables = []
+                for e in range(1, W + 1):
+                    go(f"static-{e}", StaticPolicy(), e, [])
+                    static_tables.append(runs.tables[-1])
+                go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), W, static_tables)
+                go("fastest", FastestPolicy(1, max_executors=W, start_executors=1), 1, static_tables)
+                mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
+                hi = next(r["job_seconds"] for r in mine if r["policy"] == "static-1")
+                lo = next(r["job_seconds"] for r in mine if r["policy"] == f"static-{W}")
+                for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
+                    go("target", TargetPolicy(float(target), max_executors=W, start_executors=1), 1, [],
+                       target_seconds=float(target))
+    df = pd.DataFrame(rows)
+    df["cluster_note"] = note
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    df.to_csv(RESULTS / f"{NAME}.csv", index=False)
+    text = analyse(df, W) + [f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
+                             f"{args.reps} rep(s); {n} supersteps (PageRank, k-means), WCC to convergence"]
+    (RESULTS / f"{NAME}.txt").write_text("\n".join(text) + "\n")
+    print("\n".join(text))
+    figures(df, W)
+    return 0
+
+
+def analyse(df: pd.DataFrame, W: int) -> list[str]:
+    """Dominance per adaptive run, the issue's goals, parallel efficiency per static size."""
+    out = []
+    for job, d in df.groupby("job", sort=False):
+        st = d[d["policy"].str.startswith("static-")]
+        med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
+        spread = st.groupby("policy")["job_seconds"].agg(lambda s: (s.max() - s.min()) / s.median() if len(s) > 1 else np.nan)
+        noise = float(spread.max()) if spread.notna().any() else 0.10
+        out.append(f"== {job}: noise {noise:.0%} ({'largest spread of a static size over reps' if spread.notna().any() else 'one rep: assumed'})")
+        t1 = med.loc["static-1", "job_seconds"]
+        out.append("  parallel efficiency: " + ", ".join(
+            f"{e}: speedup {t1 / med.loc[f'static-{e}', 'job_seconds']:.2f}x ({t1 / med.loc[f'static-{e}', 'job_seconds'] / e:.0%})"
+            for e in range(1, W + 1) if f"static-{e}" in med.index))
+        for _, r in d[~d["policy"].str.startswith("static-")].iterrows():
+            beat = [p for p, m in med.iterrows() if m["job_seconds"] < r["job_seconds"] * (1 - noise)
+                    and m["executor_seconds"] < r["executor_seconds"] * (1 - noise)]
+            tgt = f" target {r['target_seconds']:.1f}s" if pd.notna(r.get("target_seconds")) else ""
+            out.append(f"  {r['policy']}{tgt} rep {r['rep']}: {r['job_seconds']:.1f}s {r['executor_seconds']:.0f} executor-s "
+                       f"[{r['executors_path']}] -> {'dominated by ' + ', '.join(beat) if beat else 'not dominated'}")
+        out += goals(job, d, med, W)
+    return out
+
+
+def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
+    out = []
+    mx, one = med.loc[f"static-{W}"], med.loc["static-1"]
+    eff = d[d["policy"] == "efficiency"][["job_seconds", "executor_seconds"]].median()
+    fast = d[d["policy"] == "fastest"][["job_seconds", "executor_seconds"]].median()
+    saved, slower = 1 - eff["executor_seconds"] / mx["executor_seconds"], eff["job_seconds"] / mx["job_seconds"] - 1
+    out.append(f"  efficiency vs static-{W}: {saved:+.0%} executor-s saved at {slower:+.0%} runtime"
+               + (f" (goal on WCC: >= 35% at <= +10%: {'MET' if saved >= 0.35 and slower <= 0.10 else 'NOT MET'})" if job == "wcc" else ""))
+    shorter, cost = 1 - fast["job_seconds"] / one["job_seconds"], fast["executor_seconds"] / one["executor_seconds"]
+    out.append(f"  fastest vs static-1: {shorter:+.0%} shorter at {cost:.2f}x executor-s"
+               + (f" (goal on WCC: >= 30% at <= 1.2x: {'MET' if shorter >= 0.30 and cost <= 1.2 else 'NOT MET'})" if job == "wcc" else ""))
+    t = d[d["policy"] == "target"]
+    if len(t):
+        st = d[d["policy"].str.startswith("static-")]
+        met = t["job_seconds"] <= t["target_seconds"] * (1 + MET)
+        ratios = []
+        for _, r in t.iterrows():
+            ok = st[(st["rep"] == r["rep"]) & (st["job_seconds"] <= r["target_seconds"] * (1 + MET))]
+            if len(ok):
+                ratios.append(r["executor_seconds"] / ok["executor_seconds"].min())
+        out.append(f"  target (cold start): {int(met.sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
+                   f"static meeting the same target: median {np.median(ratios):.2f}x, max {max(ratios):.2f}x"
+                   if ratios else f"  target: {int(met.sum())} of {len(t)} met; no static run met any target")
+    return out
+
+
+def figures(df: pd.DataFrame, W: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for job, d in df.groupby("job", sort=False):
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        st = d[d["policy"].str.startswith("static-")]
+        med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median().sort_values("executor_seconds")
+        ax.plot(med["executor_seconds"], med["job_seconds"], "k--", lw=1, label="static (median)")
+        for p, m in med.iterrows():
+            ax.annotate(p.split("-")[1], (m["executor_seconds"], m["job_seconds"]), fontsize=8)
+        ax.scatter(st["executor_seconds"], st["job_seconds"], c="k", s=12)
+        for pol, marker in (("efficiency", "s"), ("fastest", "^"), ("target", "o")):
+            a = d[d["policy"] == pol]
+            ax.scatter(a["executor_seconds"], a["job_seconds"], marker=marker, label=pol)
+        ax.set_xlabel("executor-seconds per job")
+        ax.set_ylabel("job seconds")
+        ax.set_title(f"{job}: adaptive runs against the static frontier")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(RESULTS / f"{NAME}_{job}.png", dpi=110)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
