@@ -51,3 +51,29 @@ def test_correction_and_profiles_without_tasks():
     assert not m.fitted
     with pytest.raises(ValueError):
         m.predict_seconds(2)
+
+
+def test_a_large_stage_is_recorded_as_a_sketch_that_replays_like_its_tasks():
+    """Past SKETCH_ABOVE tasks a stage keeps quantiles and its count: the record stays small
+    and a replay of the sketch schedules like the tasks themselves."""
+    import numpy as np
+
+    from iterflow.observe.stats import SKETCH_ABOVE, SKETCH_POINTS, stage_tasks, task_durations
+
+    rng = np.random.default_rng(3)
+    big = [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, float(ms)] for ms in rng.gamma(2.0, 50.0, 4 * SKETCH_ABOVE).astype(int)]
+    small = [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7.0], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9.0]]
+    for rows in (big, small):
+        for r in rows:
+            r[3] = r[10]
+    doc = json.loads(stage_tasks([{"stageId": 1, "submitted": 10, "completed": 90, "task_rows": big},
+                                  {"stageId": 2, "submitted": 90, "completed": 99, "task_rows": small}]))
+    assert len(doc[0]) == 5 and len(doc[0][3]) == SKETCH_POINTS and doc[0][4] == len(big)
+    assert doc[1] == [2, 80, 89, [7, 9]] and task_durations(doc[1]) == [7.0, 9.0]
+    exact = [float(r[3]) for r in big]
+    back = task_durations(doc[0])
+    assert len(back) == len(exact) and abs(sum(back) - sum(exact)) / sum(exact) < 0.02
+    for slots in (4, 16, 64):
+        assert makespan(sorted(back), slots) == pytest.approx(makespan(sorted(exact), slots), rel=0.05)
+    prof = Profile.parse(4, 1.0, 10.0, json.dumps(doc))
+    assert prof is not None and len(prof.stages[0]) == len(big)

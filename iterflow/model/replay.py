@@ -27,6 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from iterflow.model.fits import relative_median
+from iterflow.observe.stats import task_durations
 
 
 def makespan(durations: Sequence[float], slots: int, ready: Sequence[float] | None = None) -> float:
@@ -62,7 +63,7 @@ class Profile:
     def parse(cls, slots: float, work: float, seconds: float, stage_tasks: str | Sequence[Any]) -> "Profile | None":
         """From ``Stats.stage_tasks`` (JSON ``[[id, submitted, completed, [ms, ...]], ...]``)."""
         rows = json.loads(stage_tasks) if isinstance(stage_tasks, str) else stage_tasks
-        stages = tuple(tuple(t / 1e3 for t in row[3]) for row in rows or () if row[3])
+        stages = tuple(tuple(t / 1e3 for t in task_durations(row)) for row in rows or () if row[3])
         if not stages or not slots > 0 or not seconds > 0:
             return None
         return cls(float(slots), float(work), float(seconds), stages)

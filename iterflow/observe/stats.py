@@ -20,7 +20,7 @@ import dataclasses
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from py4j.protocol import Py4JError
@@ -209,16 +209,42 @@ _SUMMED = ("executor_run_seconds", "executor_cpu_seconds", "gc_seconds", "shuffl
 _UNIT = {"executorRunTime": 1e3, "executorCpuTime": 1e9, "jvmGcTime": 1e3}
 
 
+#: a stage with more tasks than this keeps a sketch of its task durations, not every one
+SKETCH_ABOVE = 256
+SKETCH_POINTS = 64
+
+
 def stage_tasks(stages: list[dict[str, Any]]) -> str:
     """What a replay of the superstep needs (the adaptation and simulation issues): per stage, in
     submission order, ``[stage id, submitted, completed, [task durations]]`` in ms, times
-    relative to the first stage's submission; ``"[]"`` where the source had no task rows."""
+    relative to the first stage's submission; ``"[]"`` where the source had no task rows. A
+    stage of more than :data:`SKETCH_ABOVE` tasks keeps :data:`SKETCH_POINTS` evenly spaced
+    quantiles of its durations (the shortest and the longest task included: the longest bounds a
+    stage's makespan) and its task count as a fifth field, so a record stays
+    small at any scale (:func:`task_durations` reads both forms)."""
     if not stages or any("task_rows" not in s for s in stages):
         return "[]"
     ordered = sorted(stages, key=lambda s: (s.get("submitted", 0), s["stageId"]))
     t0 = min(s.get("submitted", 0) for s in ordered)
-    return json.dumps([[s["stageId"], s.get("submitted", 0) - t0, s.get("completed", 0) - t0,
-                        [int(t[3]) for t in s["task_rows"]]] for s in ordered], separators=(",", ":"))
+    out = []
+    for s in ordered:
+        ms = [int(t[3]) for t in s["task_rows"]]
+        row: list[Any] = [s["stageId"], s.get("submitted", 0) - t0, s.get("completed", 0) - t0, ms]
+        if len(ms) > SKETCH_ABOVE:
+            q = np.quantile(np.asarray(ms, float), np.linspace(0.0, 1.0, SKETCH_POINTS))
+            row[3:] = [[round(float(v), 1) for v in q], len(ms)]
+        out.append(row)
+    return json.dumps(out, separators=(",", ":"))
+
+
+def task_durations(entry: Sequence[Any]) -> list[float]:
+    """The task durations (ms) of one ``stage_tasks`` entry: the list itself, or a sketched
+    stage's quantiles spread back over its task count."""
+    values = list(entry[3])
+    if len(entry) < 5 or not values:
+        return [float(v) for v in values]
+    n, k = int(entry[4]), len(values)
+    return [float(v) for v in np.interp(np.linspace(0.0, 1.0, n), np.linspace(0.0, 1.0, k), values)]
 
 
 def state_rdd_ids(frames: dict[str, Any]) -> list[int]:

@@ -31,6 +31,7 @@ import pandas as pd
 from iterflow.errors import InputError
 from iterflow.loop.records import SuperstepRecord, executor_seconds, num, records
 from iterflow.model.replay import makespan
+from iterflow.observe.stats import task_durations
 
 REQUIRED = ("superstep", "wall_seconds", "executors")
 SKETCH = ("tasks", "task_seconds_min", "task_seconds_median", "task_seconds_p90", "task_seconds_max")
@@ -191,7 +192,7 @@ def _stages(row: dict[str, Any], superstep: int, seed: int) -> tuple[tuple[tuple
     raw = row.get("stage_tasks")
     if isinstance(raw, str) and len(raw) > 2:
         parsed = json.loads(raw)
-        return tuple(tuple(t / 1e3 for t in r[3]) for r in parsed if r[3]), True
+        return tuple(tuple(t / 1e3 for t in task_durations(r)) for r in parsed if r[3]), True
     q = [num(row.get(c)) for c in SKETCH]
     if any(v is None for v in q) or q[0] < 1:
         return (), False
