@@ -222,3 +222,16 @@ def test_a_non_waiting_scale_out_is_priced_up_to_the_first_superstep_its_executo
     with_cold = [r.with_(predicted=replace(r.predicted, cold_seconds=1.0)) if r.superstep in (5, 6) else r for r in rs]
     (price,) = rescale_costs(with_cold)  # the relayout at barrier 4 is the scale-out's, not a rescale
     assert price == pytest.approx(rs[1].actuated.pause_seconds + rs[3].actuated.pause_seconds + 1.0)
+
+
+def test_a_scale_out_still_registering_has_no_price_yet():
+    """Priced at 0 s while its executors were still coming, a scale-out looked free and the
+    policy asked again and again: it is left out until its executors worked a superstep."""
+    from iterflow.loop.records import rescale_costs
+
+    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
+    engine = FakeEngine(2)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
+                             actuator=FakeActuator(engine, lag=3), model=FakeModel(), partitions=4)
+    rs = driver.run(Doubling(max_iterations=7)).records
+    assert [len(rescale_costs(rs[:n])) for n in range(2, 8)] == [0, 0, 0, 0, 1, 1]

@@ -10,8 +10,10 @@ at ``max_iterations`` or once its delta falls to ``tol``. Supersteps left after 
   last ``window`` positive deltas (geometric convergence, as in PageRank or label
   propagation) and extrapolated down to ``tol``, capped by the bound. ``tol`` 0 on a delta
   that counts things (WCC: labels changed) means "below 1". 0 once ``delta <= tol``;
-* no bound and no usable trend (a plan made by hand without ``max_iterations``): as many again
-  as done so far, and the description says it is a guess.
+* no usable trend yet (the first supersteps, or a delta that is not falling yet): as many
+  again as done so far, capped by the bound, and the description says it is a guess. (The
+  bound of a run that stops on convergence -- WCC's 1000 -- is no estimate: planning for it
+  made ``target`` scale out at once for a run of 17 supersteps.)
 """
 from __future__ import annotations
 
@@ -49,10 +51,11 @@ class Horizon:
 
     @property
     def planning(self) -> int:
-        """Supersteps to plan for: the horizon, else the bound, else as many again as done."""
+        """Supersteps to plan for: the horizon, else as many again as done (within the bound)."""
         if self.left is not None:
             return self.left
-        return self.bound if self.bound is not None else max(self.after, 1)
+        guess = max(self.after, 1)
+        return min(guess, self.bound) if self.bound is not None else guess
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,13 @@ class RunPlan:
                 how += f", max_iterations leaves {bound}"
             return Horizon(i, min(n, MAX_REMAINING), f"~{min(n, MAX_REMAINING)} supersteps left: {how}",
                            n != bound, bound)
+        if bound is not None and self.tol is None:
+            return Horizon(i, bound, f"~{bound} supersteps left: {bound} left of max_iterations {self.max_iterations}",
+                           False, bound)
         if bound is not None:  # under a tolerance with no trend yet, the count is not known
-            return Horizon(i, None if self.tol is not None else bound,
-                           f"~{bound} supersteps left: {bound} left of max_iterations {self.max_iterations}",
-                           self.tol is not None, bound)
+            guess = min(max(i, 1), bound)
+            return Horizon(i, None, f"~{guess} supersteps left: no convergence trend yet, assuming as many "
+                                    f"again as done (max_iterations leaves {bound})", True, bound)
         guess = max(i, 1)
         return Horizon(i, None, f"~{guess} supersteps left: remaining unknown, assuming {guess} more "
                                 f"(as many as done)", True)
