@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test test-fast notebook lab bench experiments experiments-full clean
+.PHONY: setup jars run test test-fast notebook lab bench pareto pareto-full experiments experiments-full clean
 
 setup: $(VENV)/.installed jars
 
@@ -58,6 +58,14 @@ lab: setup
 # session, interleaved, 3 reps; results in experiments/results/overhead_peers*. ~25 min.
 bench: setup
 	$(BIN)/python experiments/overhead_peers.py --scale 17 --edges 2000000 --executors 1,4 --reps 3
+
+# Every static size and every adaptive policy per job, with the dominance check and the
+# issue-13 goals (experiments/pareto.py): quick mode ~20 min, full mode (3 reps, 10 targets) ~1 h.
+pareto: $(VENV)/.installed
+	$(BIN)/python experiments/pareto.py --quick
+
+pareto-full: $(VENV)/.installed
+	$(BIN)/python experiments/pareto.py
 
 # The issue-5 experiments (experiments/run_all.py): quick mode of all five in sequence, one
 # summary table; results in experiments/results/, runs in the MLflow store ./mlflow.db.
