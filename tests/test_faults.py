@@ -221,7 +221,9 @@ def test_scale_out_on_a_full_cluster_continues_at_current_size(spark, graph_file
     from iterflow.inputs.graphio import load_graph
 
     g = load_graph(spark, str(graph_file), "edgelist", partitions=4)
-    driver = IterationDriver(spark, UpThenDown(), partitions=4)
+    # waiting for the executors at the barrier (the non-waiting default notices a refused
+    # scale-out at a later barrier, after the register timeout: tests/test_loop.py)
+    driver = IterationDriver(spark, UpThenDown(), partitions=4, wait_for_executors=True)
     driver.actuator.register_timeout = 3.0
     t0 = time.monotonic()
     res = driver.run(PageRank(g, 0.85, max_iterations=3))
