@@ -235,3 +235,17 @@ def test_a_scale_out_still_registering_has_no_price_yet():
                              actuator=FakeActuator(engine, lag=3), model=FakeModel(), partitions=4)
     rs = driver.run(Doubling(max_iterations=7)).records
     assert [len(rescale_costs(rs[:n])) for n in range(2, 8)] == [0, 0, 0, 0, 1, 1]
+
+
+def test_asking_again_for_executors_still_coming_does_not_restart_their_timeout():
+    """A policy below its minimum asks at every barrier; the request is not renewed, so a
+    cluster that cannot give them is noticed once the register timeout is over."""
+    policy = ScriptedPolicy({i: Reconfiguration("more", executors=4) for i in range(2, 6)})
+    engine = FakeEngine(2)
+    act = FakeActuator(engine, refuse=True, register_timeout=0.0)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=act,
+                             model=FakeModel(), partitions=4)
+    res = driver.run(Doubling(max_iterations=5))
+    r3 = res.records[2]
+    assert "got 2" in r3.actuated.actuation_note  # barrier 3: the timeout (0 s) is over, said
+    assert engine.events.count(("executors", 4)) == 2  # asked at 2, then again at 4 after the refusal

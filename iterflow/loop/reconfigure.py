@@ -75,15 +75,18 @@ class Reconfigurer:
         program, engine = self.program, self.engine
         current = act.executors_active or 0
         partitions, assignment = reconf.partitions, reconf.bin_assignment
-        if self.pending is not None and reconf.executors is None:
+        wanted = reconf.executors
+        if self.pending is not None and wanted in (None, self.pending[0]):
+            # asked again for what is already coming: no new request, the register timeout runs on
             act, partitions = self._pending_executors(act, partitions, assignment)
-        if reconf.executors is not None and reconf.executors != current and self.actuator is not None:
-            if reconf.executors < current and not self.recovery.is_anchor(state):
+            wanted = None
+        if wanted is not None and wanted != current and self.actuator is not None:
+            if wanted < current and not self.recovery.is_anchor(state):
                 secured, _ = engine.barrier(state, reliable=True)
                 engine.release(state, keep=secured)
                 self.recovery.anchor_at(i, secured, program.variant)
                 state = secured
-            done = self.actuator.set_executors(reconf.executors, wait=self.wait_for_executors)
+            done = self.actuator.set_executors(wanted, wait=self.wait_for_executors)
             cores = engine.snapshot().cores
             act = replace(act, executors_requested=done.requested, executors_active=done.active,
                           actuation_seconds=done.waited_seconds, actuation_note=done.note, cores_after=cores)
