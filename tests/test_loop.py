@@ -156,12 +156,19 @@ def test_the_result_is_recomputed_only_when_reading_it_finds_its_blocks_lost():
         res.use(lambda out: (_ for _ in ()).throw(ValueError("not a loss")))
 
 
-def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
-    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
+def scaling(plan: dict[int, int], wait: bool = False, **actuator) -> tuple[IterationDriver, FakeEngine]:
+    """A driver on fakes from 2 executors, its policy asking ``plan`` {barrier: executors};
+    ``actuator``: the fake actuator's ``lag``, ``refuse``, ``register_timeout``."""
     engine = FakeEngine(2)
-    act = FakeActuator(engine, lag=2)  # registered after the second look
-    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=act,
-                             model=FakeModel(), partitions=4)
+    policy = ScriptedPolicy({i: Reconfiguration("more", executors=n) for i, n in plan.items()})
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
+                             actuator=FakeActuator(engine, **actuator), model=FakeModel(), partitions=4,
+                             wait_for_executors=wait)
+    return driver, engine
+
+
+def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
+    driver, _ = scaling({2: 4}, lag=2)  # registered after the second look
     res = driver.run(Doubling(max_iterations=5))
     r = {x.superstep: x for x in res.records}
     # barrier 2 asked and went on: nothing registered yet, no relayout, the record says 2 pending
@@ -178,11 +185,7 @@ def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
 
 
 def test_a_scale_out_that_gets_nothing_in_time_is_lowered_and_said():
-    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
-    engine = FakeEngine(2)
-    act = FakeActuator(engine, refuse=True, register_timeout=0.0)
-    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=act,
-                             model=FakeModel(), partitions=4)
+    driver, engine = scaling({2: 4}, refuse=True, register_timeout=0.0)
     res = driver.run(Doubling(max_iterations=4))
     r3 = res.records[2]
     assert r3.actuated.executors_requested == 4 and r3.actuated.executors_active == 2
@@ -192,11 +195,7 @@ def test_a_scale_out_that_gets_nothing_in_time_is_lowered_and_said():
 
 
 def test_waiting_for_executors_is_still_available():
-    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
-    engine = FakeEngine(2)
-    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
-                             actuator=FakeActuator(engine, lag=2), model=FakeModel(), partitions=4,
-                             wait_for_executors=True)
+    driver, _ = scaling({2: 4}, wait=True, lag=2)
     res = driver.run(Doubling(max_iterations=3))
     assert res.records[1].actuated.executors_active == 4 and res.records[2].executors == 4
 
@@ -206,10 +205,7 @@ def test_a_non_waiting_scale_out_is_priced_up_to_the_first_superstep_its_executo
     model learns neither, and the scale-out's price holds both excesses."""
     from iterflow.loop.records import feeds_model, is_cold, rescale_costs
 
-    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
-    engine = FakeEngine(2)
-    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
-                             actuator=FakeActuator(engine, lag=2), model=FakeModel(), partitions=4)
+    driver, _ = scaling({2: 4}, lag=2)
     rs = driver.run(Doubling(max_iterations=7)).records
     pairs = list(zip([None, *rs[:-1]], rs))
     # barrier 4 saw them registered; superstep 5 is the first at 4 and the first they work in
@@ -229,10 +225,7 @@ def test_a_scale_out_still_registering_has_no_price_yet():
     policy asked again and again: it is left out until its executors worked a superstep."""
     from iterflow.loop.records import rescale_costs
 
-    policy = ScriptedPolicy({2: Reconfiguration("more", executors=4)})
-    engine = FakeEngine(2)
-    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
-                             actuator=FakeActuator(engine, lag=3), model=FakeModel(), partitions=4)
+    driver, _ = scaling({2: 4}, lag=3)
     rs = driver.run(Doubling(max_iterations=7)).records
     assert [len(rescale_costs(rs[:n])) for n in range(2, 8)] == [0, 0, 0, 0, 1, 1]
 
@@ -240,11 +233,7 @@ def test_a_scale_out_still_registering_has_no_price_yet():
 def test_asking_again_for_executors_still_coming_does_not_restart_their_timeout():
     """A policy below its minimum asks at every barrier; the request is not renewed, so a
     cluster that cannot give them is noticed once the register timeout is over."""
-    policy = ScriptedPolicy({i: Reconfiguration("more", executors=4) for i in range(2, 6)})
-    engine = FakeEngine(2)
-    act = FakeActuator(engine, refuse=True, register_timeout=0.0)
-    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=act,
-                             model=FakeModel(), partitions=4)
+    driver, engine = scaling({i: 4 for i in range(2, 6)}, refuse=True, register_timeout=0.0)
     res = driver.run(Doubling(max_iterations=5))
     r3 = res.records[2]
     assert "got 2" in r3.actuated.actuation_note  # barrier 3: the timeout (0 s) is over, said
