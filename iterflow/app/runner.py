@@ -235,7 +235,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
                                      past=past_records(program.name) if spec.track else (),
-                                     start_executors=start,
+                                     start_executors=None,  # sized above, before the input was loaded
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks],
                                      on_checkpoint=store.save)
             try:

@@ -336,19 +336,19 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
             continue
         if direction is not None and (r.decided is None or r.decided.decision != direction):
             continue
-        prev, settled = r, not act.executors_pending
+        prev, coming = r, bool(act.executors_pending)
         for nxt in history[k + 1:]:
             if nxt.superstep != prev.superstep + 1:
                 break
             pause += (nxt.predicted.cold_seconds if nxt.predicted is not None else None) or 0.0
             a = nxt.actuated
-            settled = True
-            if (nxt.decided is not None and nxt.decided.decision in ("up", "down")) or a is None \
-                    or not (a.executors_pending or a.executors_arrived):
-                break  # a rescale of its own, or nothing (more) was coming
+            rescaled = nxt.decided is not None and nxt.decided.decision in ("up", "down")
+            # still coming, or just arrived (their first superstep is the next): the account is open
+            coming = a is not None and bool(a.executors_pending or a.executors_arrived) and not rescaled
+            if not coming:
+                break
             pause += a.pause_seconds or 0.0
-            settled = False  # still coming, or arrived: their first superstep is still to be seen
             prev = nxt
-        if settled:  # a scale-out whose executors are still coming has no price yet
+        if not coming:  # a scale-out whose executors are still coming has no price yet
             out.append(pause)
     return out

@@ -218,23 +218,28 @@ class AdaptivePolicy(PolicyBase):
         return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps, "
                 f"not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
 
+    def scale_in_cost(self, history: History) -> tuple[float, int]:
+        """``(seconds, how many measured)``: the median price of this run's scale-ins, else of
+        earlier runs'; ``(0, 0)`` until one was measured (a release starts no executor)."""
+        seen = rescale_costs(history, "down") or self.past_scale_ins
+        return (float(np.median(seen)), len(seen)) if seen else (0.0, 0)
+
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does (or when no scale-in
         has been measured on this cluster yet: a release starts no executor, so a scale-out's
         price is not its price). The executor-seconds it saves over the forecast rest of the
         run must exceed its measured wall price (this run's scale-ins, else earlier runs')
         times the executors held meanwhile: no release with a superstep left that cannot pay."""
-        seen = rescale_costs(ctx.history, "down") or self.past_scale_ins
+        cost, seen = self.scale_in_cost(ctx.history)
         if not seen:
             return None
-        cost = float(np.median(seen))
         cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
         saved = float(ctx.current * cur_t - n * new_t)
         if saved > cost * ctx.current:
             return None
         return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
                 f"supersteps, not more than it holds (~{cost * ctx.current:.0f}: {cost:.1f}s measured over "
-                f"{len(seen)} scale-in{'s' if len(seen) > 1 else ''} at {ctx.current} executors): keep {ctx.current}")
+                f"{seen} scale-in{'s' if seen > 1 else ''} at {ctx.current} executors): keep {ctx.current}")
 
     def _hysteresis(self, i: int, cur: int, n: int, urgent: bool, notes: list[str]) -> Reconfiguration:
         if n == cur:

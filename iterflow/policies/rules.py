@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.loop.records import executor_seconds, rescale_costs
+from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Want
 from iterflow.policies.forecast import elapsed_seconds, mean_barrier
 
@@ -115,8 +115,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
         left = max(ctx.forecast.remaining, 1)
         up_price, _ = self.rescale_cost(ctx.history)
-        downs = rescale_costs(ctx.history, "down") or self.past_scale_ins
-        down_price = float(np.median(downs)) if downs else 0.0
+        down_price, _ = self.scale_in_cost(ctx.history)
         paid = t + np.where(E > ctx.current, up_price, np.where(E < ctx.current, down_price, 0.0)) / left
 
         def knee(th: float) -> int:
