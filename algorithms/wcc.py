@@ -1,9 +1,10 @@
 """Weakly connected components by min-label propagation over the changed vertices only.
 
-Every vertex starts with its own id as label. In each superstep only the vertices whose
-label changed in the previous superstep (the *active set*, all vertices at first) send
-their label to their neighbours; a vertex takes the smallest label it hears if that is
-smaller than its own. The active set shrinks as components settle -- as in Flink's delta
+Every vertex starts with its own id as label; the first round, in which every vertex hears
+its neighbours' ids, is computed when the input is prepared (the least id of its list). In
+each superstep only the vertices whose label changed in the previous round (the *active
+set*) send their label to their neighbours; a vertex takes the smallest label it hears if
+that is smaller than its own. The active set shrinks as components settle -- as in Flink's delta
 iterations -- so later supersteps process a fraction of the edges, which is what lets a
 policy release executors. Converges (delta = 0) with every vertex labelled by the
 smallest vertex id of its component. Edge direction is ignored.
@@ -25,26 +26,35 @@ class WeaklyConnectedComponents(IterativeProgram):
         self.graph = graph
 
     def init(self, spark: SparkSession) -> State:
-        # Adjacency lists, one row per vertex, hash-partitioned by vertex like the labels: a
-        # superstep joins the active vertices with their rows (no scan of every edge once few
-        # vertices are active) and explodes only those. Built by one aggregation over both
-        # directions, so the cached lists *report* that partitioning and a superstep's join
-        # needs no exchange of them (a full outer join of out- and in-lists keyed the rows by
-        # coalesce(src, src), which Spark cannot match: it re-shuffled every list every superstep).
-        self.neighbours = self.owns(self._adjacency(self.graph.edges.select("src", "dst")).cache())
-        self.neighbours.count()
-        labels = (self.graph.vertices.select("id", F.col("id").alias("label"))
-                  .repartition(self.partitions, "id"))
-        # "active" first; "labels" is the same frame, read from its checkpoint.
-        return State({"active": labels, "labels": lambda done: done["active"]}, {"own_ids": True})
+        # Adjacency lists, one row per vertex (an isolated vertex has an empty list),
+        # hash-partitioned by vertex like the labels: a superstep joins the active vertices with
+        # their rows (no scan of every edge once few vertices are active) and explodes only
+        # those. Built by one aggregation over both directions, so the cached lists *report*
+        # that partitioning and a superstep's join needs no exchange of them (a full outer join
+        # of out- and in-lists keyed the rows by coalesce(src, src), which Spark cannot match:
+        # it re-shuffled every list every superstep).
+        #
+        # The first round needs no messages: every vertex is labelled by its own id, so the
+        # least label it hears is the least id in its two-way list. The initial state is that
+        # round's result, read off the same rows: the initial barrier's one job builds and
+        # caches the lists and labels every vertex (GraphX pays this round inside its Pregel
+        # loop; the bench counts it as a superstep of the peer).
+        self.neighbours = self.owns(self._adjacency(self.graph.edges.select("src", "dst"),
+                                                    self.graph.vertices.select("id")).cache())
+        labels = self.neighbours.select(F.col("src").alias("id"),
+                                        F.expr("least(src, coalesce(array_min(dsts), src))").alias("label"))
+        # "labels" first; the active set (vertices that took a smaller label) from its checkpoint
+        return State({"labels": labels, "active": lambda done: done["labels"].where(F.col("label") < F.col("id"))})
 
-    def _adjacency(self, edges: DataFrame) -> DataFrame:
-        """``src, dsts``: every vertex with an edge and its neighbours in either direction,
+    def _adjacency(self, edges: DataFrame, vertices: DataFrame) -> DataFrame:
+        """``src, dsts``: every vertex and its neighbours in either direction,
         hash-partitioned by ``src`` into the loop's partition count."""
-        both = edges.unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
+        none = F.lit(None).cast(edges.schema["dst"].dataType)
+        both = (edges.unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
+                .unionByName(vertices.select(F.col("id").alias("src"), none.alias("dst"))))
         if int(edges.sparkSession.conf.get("spark.sql.shuffle.partitions")) != self.partitions:
             both = both.repartition(self.partitions, "src")  # else the aggregation's own exchange (with map-side lists)
-        return both.groupBy("src").agg(F.collect_list("dst").alias("dsts"))
+        return both.groupBy("src").agg(F.collect_list("dst").alias("dsts"))  # drops the nulls
 
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-cache the adjacency and re-partition the labels over ``partitions`` (the active
@@ -60,18 +70,11 @@ class WeaklyConnectedComponents(IterativeProgram):
         # exchange): the joins are shuffled-hash joins on co-partitioned sides, built on the
         # smaller side, with no exchange, no sort and no broadcast through the driver.
         active, labels = state.frames["active"], state.frames["labels"]
-        if state.values.get("own_ids"):
-            # Every vertex is active and labelled by its own id, so the least label a vertex
-            # hears is the least id in its (two-way) adjacency list: no join, no explode, no
-            # shuffle -- the same changed set as the general step below, at a scan's cost.
-            changed = (self.neighbours.select(F.col("src").alias("id"), F.array_min("dsts").alias("label"))
-                       .where(F.col("label") < F.col("id")))
-        else:
-            heard = (self.neighbours.join(active.withColumnRenamed("id", "src").hint("shuffle_hash"), "src")
-                     .select(F.explode("dsts").alias("id"), "label")
-                     .groupBy("id").agg(F.min("label").alias("heard")))
-            changed = (labels.join(heard.hint("shuffle_hash"), "id").where(F.col("heard") < F.col("label"))
-                       .select("id", F.col("heard").alias("label")))
+        heard = (self.neighbours.join(active.withColumnRenamed("id", "src").hint("shuffle_hash"), "src")
+                 .select(F.explode("dsts").alias("id"), "label")
+                 .groupBy("id").agg(F.min("label").alias("heard")))
+        changed = (labels.join(heard.hint("shuffle_hash"), "id").where(F.col("heard") < F.col("label"))
+                   .select("id", F.col("heard").alias("label")))
 
         def new_labels(done: dict[str, DataFrame]) -> DataFrame:
             # from the changed set as the barrier checkpointed it, not its plan again
