@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test test-fast notebook lab bench pareto pareto-full experiments experiments-full clean
+.PHONY: setup jars run test test-fast notebook lab bench pareto pareto-full experiments experiments-full clean stall
 
 setup: $(VENV)/.installed jars
 
@@ -61,6 +61,10 @@ bench: setup
 
 # Every static size and every adaptive policy per job, with the dominance check and the
 # issue-13 goals (experiments/pareto.py): quick mode ~20 min, full mode (3 reps, 10 targets) ~1 h.
+# How long a rescale stalls the barrier, not waiting vs waiting for executors (issue 13, item 3; ~7 min)
+stall: setup
+	$(BIN)/python experiments/rescale_stall.py --reps 2
+
 pareto: $(VENV)/.installed
 	$(BIN)/python experiments/pareto.py --quick
 

@@ -35,7 +35,7 @@ from iterflow.loop.records import executor_seconds, records
 from common import RESULTS, emulated_cluster, points, rmat
 
 from iterflow.loop.driver import IterationDriver
-from iterflow.observe.eventlog import executors_by_superstep, find_log
+from iterflow.observe.eventlog import consistent, executors_by_superstep, find_log
 from iterflow.loop.program import IterativeProgram
 from iterflow.app.tracking import RunTracker
 
@@ -143,9 +143,11 @@ class Run:
         """The event-log check as columns: the executors it saw, and whether they match."""
         if "eventlog_executors" not in self.table:
             return {}
-        seen = self.table["eventlog_executors"].astype(int)
-        return {"eventlog_path": "-".join(map(str, seen)),
-                "eventlog_match": bool((seen == self.table["executors"].astype(int)).all())}
+        t = self.table
+        seen = t["eventlog_executors"].astype(int)
+        ok = all(consistent(int(e), {"end": int(end), "tasks": int(tasks)}) for e, end, tasks in
+                 zip(t["executors"], seen, t["eventlog_task_executors"]))
+        return {"eventlog_path": "-".join(map(str, seen)), "eventlog_match": ok}
 
     def row(self) -> dict[str, Any]:
         """The run as one tidy row (labels first)."""

@@ -12,8 +12,14 @@ removes the executors holding the least cached state. Where Spark's decommission
 (``spark.decommission.enabled``, with ``spark.storage.decommission.enabled`` and
 ``...rddBlocks.enabled`` for the cached blocks), they are *decommissioned* instead of killed
 (``decommissionExecutor`` on the scheduler backend, as dynamic allocation does): each moves
-its blocks to the executors that stay, then exits, and the wait covers that. Either way the
-state is safe: the driver checkpoints it reliably before a scale-in.
+its blocks to the executors that stay, then exits. At a barrier (``wait=False``) a scale-in
+does not wait for either: once asked, Spark offers those executors no task (its
+``isExecutorActive`` is false), so the next superstep starts at once and they exit (~5 s for a
+JVM here) while it runs; snapshots stop counting them at once
+(:func:`~iterflow.observe.sparkinfo.leaving`). A killed executor's cached input blocks are
+recomputed from lineage by the tasks that need them. Either way the state is safe: the driver
+checkpoints it reliably before a scale-in. Before the run (``wait=True``) the scale-in waits
+until they are gone.
 
 The bound on the wait for new executors is ``register_timeout`` seconds, by default the Spark
 setting ``spark.iterflow.executorRegisterTimeout`` (e.g. ``--conf
@@ -29,7 +35,7 @@ from typing import Any
 from py4j.protocol import Py4JError
 
 from iterflow.loop.ports import Actuation
-from iterflow.observe.sparkinfo import StatusStore, executor_snapshot
+from iterflow.observe.sparkinfo import StatusStore, executor_snapshot, leaving
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +89,10 @@ class ExecutorActuator:
             victims = sorted(snap.ids, key=lambda e: (load.get(e, 0.0), e))[: before - target]
             self._remove(victims)
             removed = tuple(victims)
+            leaving(self.sc).update(victims)
+            if not wait:  # Spark offers them no more tasks: the next superstep need not wait
+                return Actuation(target, before, target, time.perf_counter() - t0, removed,
+                                 f"removed {len(victims)} executors; they exit while the next superstep runs")
         elif target > before and not wait:
             return Actuation(target, before, before, time.perf_counter() - t0, removed,
                              f"requested {target - before} more executors; they join while the next superstep runs")
@@ -104,6 +114,7 @@ class ExecutorActuator:
     def _remove(self, victims: list[str]) -> None:
         if not self.decommissions:
             self.jsc.killExecutors(self.sc._jvm.PythonUtils.toSeq(list(victims)))
+            self._forget(victims)
             return
         jvm = self.sc._jvm
         info = jvm.org.apache.spark.scheduler.ExecutorDecommissionInfo(
@@ -112,12 +123,26 @@ class ExecutorActuator:
         for v in victims:  # the target is already set: do not adjust it again
             backend.decommissionExecutor(v, info, False, False)
 
+    def _forget(self, victims: list[str]) -> None:
+        """Tell the scheduler now that killed executors' blocks and shuffle outputs are gone, as
+        it would when their JVMs exit (~5 s later): the next superstep then plans to recompute
+        what it needs of them instead of fetching from a dying executor (a shuffle fetch that
+        fails there costs Spark's fetch retries, 3 x 5 s, and a stage resubmission)."""
+        jvm = self.sc._jvm
+        try:
+            killed = getattr(getattr(jvm.org.apache.spark.scheduler, "ExecutorKilled$"), "MODULE$")
+            dag = self.jsc.dagScheduler()
+            for v in victims:
+                dag.executorLost(v, killed)
+        except Py4JError as exc:  # not this Spark's API: they are forgotten when they exit
+            log.debug("executors not reported lost ahead of their exit: %s", str(exc).splitlines()[0][:200])
+
     def _wait_for(self, target: int, before: int) -> int:
         # new executors may take register_timeout to come; a decommissioned one first moves its blocks
         bound = self.register_timeout if target > before or self.decommissions else 30.0
         deadline = time.monotonic() + bound
-        active = executor_snapshot(self.sc).executors
+        active = executor_snapshot(self.sc, count_leaving=True).executors
         while active != target and time.monotonic() < deadline:
             time.sleep(0.25)
-            active = executor_snapshot(self.sc).executors
+            active = executor_snapshot(self.sc, count_leaving=True).executors
         return active

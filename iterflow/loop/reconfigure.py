@@ -5,12 +5,13 @@ Trisk's three dimensions, in this order:
 1. **resources** -- a scale-in first writes the state to the reliable checkpoint dir (local
    checkpoint blocks on a removed executor could not be recomputed, checkpoint files can); then
    executors are requested or removed through the actuator (:mod:`iterflow.actuate.executors`).
-   A scale-out does not stall the barrier (``wait_for_executors=False``, the default): the
-   request is made, the next superstep starts, and its tasks run on the new executors as they
-   register. Later barriers check on them (:meth:`Reconfigurer._pending_executors`): once all
+   Neither a scale-out nor a scale-in stalls the barrier (``wait_for_executors=False``, the
+   default): the request is made, the next superstep starts, its tasks run on the new
+   executors as they register, and the removed ones exit meanwhile. Later barriers check on them (:meth:`Reconfigurer._pending_executors`): once all
    came, the partitioning follows; after ``register_timeout`` without them, the request is
    lowered to what came and the record says so -- the policy's backoff sees a refused scale-out;
-2. **partitioning** -- after executors changed, the partition count follows the cores
+2. **partitioning** -- after executors changed, the partition count follows the cores, and
+   a relayout runs only if that count changes
    (``partitions_follow_cores``: ``max(start, 2 x cores)``, never below the starting count --
    Spark's tuning guide asks 2-3 tasks per core; scaling the starting ratio made 32 tiny
    partitions of a job started with 8 on 1 core); a policy may also move bins
@@ -81,23 +82,27 @@ class Reconfigurer:
             act, partitions = self._pending_executors(act, partitions, assignment)
             wanted = None
         if wanted is not None and wanted != current and self.actuator is not None:
+            t0 = time.perf_counter()  # the barrier's stall: securing the state, then the actuator's
             if wanted < current and not self.recovery.is_anchor(state):
                 secured, _ = engine.barrier(state, reliable=True)
                 engine.release(state, keep=secured)
                 self.recovery.anchor_at(i, secured, program.variant)
                 state = secured
+            secured_seconds = time.perf_counter() - t0
             done = self.actuator.set_executors(wanted, wait=self.wait_for_executors)
             cores = engine.snapshot().cores
             act = replace(act, executors_requested=done.requested, executors_active=done.active,
-                          actuation_seconds=done.waited_seconds, actuation_note=done.note, cores_after=cores)
+                          actuation_seconds=secured_seconds + done.waited_seconds, actuation_note=done.note, cores_after=cores)
             self.pending = None
             if done.requested > done.active and not self.wait_for_executors:
                 self.pending = (done.requested, time.monotonic() + self._register_timeout(), done.before)
                 act = replace(act, executors_pending=done.requested - done.active)
-            elif done.active != done.before and partitions is None and assignment is None:
-                # the count follows the cores; an unchanged count still re-distributes
-                partitions = partitions_for(self.start_partitions, cores) if self.follow_cores \
-                    else self.partitions
+            elif done.active != done.before and partitions is None and assignment is None and self.follow_cores:
+                # the count follows the cores; an unchanged count is no reason to move data (the
+                # tasks go where the executors are; a removed executor's cached blocks are
+                # recomputed, or migrated where Spark decommissions)
+                count = partitions_for(self.start_partitions, cores)
+                partitions = count if count != self.partitions else None
         if assignment is not None:
             partitions = assignment.n_partitions
         if partitions is not None:

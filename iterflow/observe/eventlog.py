@@ -46,6 +46,10 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
       barrier). Since a scale-out no longer waits for registration, executors may join while a
       superstep runs, so ``start`` can be lower than ``end`` in the superstep after a scale-out;
     * ``tasks``: executors that ran at least one of its tasks (did the new ones get work?).
+
+    Since a scale-in no longer waits for the removed executors' JVMs to exit either, they may
+    still be alive at ``end`` of the superstep after it; they run none of its tasks. So the
+    check of a record's ``executors`` is :func:`consistent`: ``tasks <= executors <= end``.
     """
     alive: set[str] = set()
     group_of_job: dict[int, int] = {}
@@ -76,3 +80,10 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
     for i, ids in workers.items():
         out[i]["tasks"] = len(ids)
     return out
+
+
+def consistent(executors: int, seen: dict[str, int]) -> bool:
+    """Whether the event log agrees with a superstep's record of ``executors``: no more ran its
+    tasks (a removed executor got none), and at least that many were alive when its last job
+    ended (a removed one may still be exiting, a new one may have joined)."""
+    return seen.get("tasks", -1) <= executors <= seen.get("end", -1)

@@ -78,15 +78,29 @@ def rest_get(sc: Any, path: str, timeout: float = 5.0) -> Any:
         return json.load(resp)
 
 
-def executor_snapshot(sc: Any) -> ExecutorSnapshot:
-    """Active executors (the driver excluded) and their total cores."""
+def leaving(sc: Any) -> set[str]:
+    """Executors the driver asked to remove that may still be listed: a scale-in does not wait
+    for their JVMs to exit (or their blocks to migrate), and Spark offers them no task once
+    asked, so a snapshot does not count them. Pruned as they leave the status store."""
+    ids = getattr(sc, "_iterflow_leaving", None)
+    if ids is None:
+        ids = sc._iterflow_leaving = set()
+    return ids
+
+
+def executor_snapshot(sc: Any, count_leaving: bool = False) -> ExecutorSnapshot:
+    """Active executors (the driver excluded) and their total cores; without those being
+    removed (:func:`leaving`) unless ``count_leaving`` (to wait for them to be gone)."""
+    going = leaving(sc)
     try:
         rows = [e for e in StatusStore.of(sc).executors() if e["id"] != "driver" and e.get("isActive", True)]
+        going.intersection_update(e["id"] for e in rows)
+        rows = [e for e in rows if count_leaving or e["id"] not in going]
         return ExecutorSnapshot(len(rows), sum(int(e["totalCores"]) for e in rows),
                                 tuple(sorted(e["id"] for e in rows)))
     except Py4JError as exc:  # the store is unreachable: fall back to the scheduler's view
         log.debug("executor query failed: %s", exc)
     listed = str(sc._jsc.sc().getExecutorIds().mkString(","))  # a Scala Seq: not iterable from py4j
-    ids = tuple(sorted(x for x in listed.split(",") if x))
+    ids = tuple(sorted(x for x in listed.split(",") if x and (count_leaving or x not in going)))
     per = int(sc.getConf().get("spark.executor.cores", "1"))
     return ExecutorSnapshot(len(ids), per * len(ids), ids)
