@@ -80,6 +80,8 @@ class ExecutorActuator:
         if target < 1:
             raise ValueError(f"executors must be >= 1 (got {target})")
         t0 = time.perf_counter()
+        if wait:
+            self._settle()
         snap = executor_snapshot(self.sc)
         before = snap.executors
         removed: tuple[str, ...] = ()
@@ -122,6 +124,31 @@ class ExecutorActuator:
         backend = self.jsc.schedulerBackend()
         for v in victims:  # the target is already set: do not adjust it again
             backend.decommissionExecutor(v, info, False, False)
+
+    def _settle(self, expected: int | None = None) -> None:
+        """Once per application, before its first sizing: wait for the executors the cluster
+        manager launched at start-up to register (``expected``, else ``spark.cores.max`` over
+        ``spark.executor.cores`` on a standalone master). A standalone application is granted
+        its cores at once and those executors register seconds later; sized before they did, a
+        run asked to start on 1 executor found 0, asked for 1 and then ran on all 4."""
+        if getattr(self.sc, "_iterflow_settled", False):
+            return
+        self.sc._iterflow_settled = True
+        if expected is None:
+            conf = self.sc.getConf()
+            cores_max, per = conf.get("spark.cores.max"), conf.get("spark.executor.cores")
+            if not (cores_max and per and str(self.sc.master).startswith("spark://")):
+                return
+            expected = int(cores_max) // max(int(per), 1)
+        deadline = time.monotonic() + self.register_timeout
+        while executor_snapshot(self.sc, count_leaving=True).executors < expected and time.monotonic() < deadline:
+            time.sleep(0.25)
+
+    def start_with(self, executors: int, launched: int | None) -> Actuation:
+        """Size a new application to ``executors`` once the ``launched`` ones it was granted at
+        start-up registered (see :meth:`_settle`)."""
+        self._settle(launched)
+        return self.set_executors(executors)
 
     def _forget(self, victims: list[str]) -> None:
         """Tell the scheduler now that killed executors' blocks and shuffle outputs are gone, as
