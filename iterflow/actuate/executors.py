@@ -46,9 +46,12 @@ REGISTER_TIMEOUT_CONF = "spark.iterflow.executorRegisterTimeout"
 class ExecutorActuator:
     """Sets the number of executors of the application behind ``sc``."""
 
-    def __init__(self, sc: Any, register_timeout: float | None = None) -> None:
+    def __init__(self, sc: Any, register_timeout: float | None = None, launched: int | None = None) -> None:
+        """``launched``: executors the cluster manager starts the application with, where the
+        caller knows (see :meth:`_settle`)."""
         self.sc = sc
         self.jsc = sc._jsc.sc()
+        self.launched = launched
         if register_timeout is None:
             register_timeout = float(str(sc.getConf().get(REGISTER_TIMEOUT_CONF, "60")).rstrip("s"))
         self.register_timeout = register_timeout
@@ -125,15 +128,16 @@ class ExecutorActuator:
         for v in victims:  # the target is already set: do not adjust it again
             backend.decommissionExecutor(v, info, False, False)
 
-    def _settle(self, expected: int | None = None) -> None:
+    def _settle(self) -> None:
         """Once per application, before its first sizing: wait for the executors the cluster
-        manager launched at start-up to register (``expected``, else ``spark.cores.max`` over
+        manager launched at start-up to register (``launched``, else ``spark.cores.max`` over
         ``spark.executor.cores`` on a standalone master). A standalone application is granted
         its cores at once and those executors register seconds later; sized before they did, a
         run asked to start on 1 executor found 0, asked for 1 and then ran on all 4."""
         if getattr(self.sc, "_iterflow_settled", False):
             return
         self.sc._iterflow_settled = True
+        expected = self.launched
         if expected is None:
             conf = self.sc.getConf()
             cores_max, per = conf.get("spark.cores.max"), conf.get("spark.executor.cores")
@@ -143,12 +147,6 @@ class ExecutorActuator:
         deadline = time.monotonic() + self.register_timeout
         while executor_snapshot(self.sc, count_leaving=True).executors < expected and time.monotonic() < deadline:
             time.sleep(0.25)
-
-    def start_with(self, executors: int, launched: int | None) -> Actuation:
-        """Size a new application to ``executors`` once the ``launched`` ones it was granted at
-        start-up registered (see :meth:`_settle`)."""
-        self._settle(launched)
-        return self.set_executors(executors)
 
     def _forget(self, victims: list[str]) -> None:
         """Tell the scheduler now that killed executors' blocks and shuffle outputs are gone, as

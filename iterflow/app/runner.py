@@ -214,7 +214,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
             if start:  # before the input is loaded and cached: its blocks land where they stay
                 from iterflow.actuate.executors import ExecutorActuator
 
-                act = ExecutorActuator(spark.sparkContext).start_with(start, launched=executors_max)
+                act = ExecutorActuator(spark.sparkContext, launched=executors_max).set_executors(start)
                 if act.note:
                     log.warning(act.note)
             program = build_program(spec, spark, partitions)
