@@ -69,6 +69,7 @@ def main() -> int:
     n = args.supersteps
     t0 = time.time()
     out: list[dict[str, Any]] = []
+    raw: list[pd.DataFrame] = []  # every size's supersteps with their task durations
     with cluster(args) as (_, spark, note):
         data = rmat(args.scale, args.edges or 16 * 2 ** args.scale) if args.scale else graph_path(args)
         g = load_graph(spark, str(data), "edgelist", partitions=args.partitions)
@@ -83,6 +84,7 @@ def main() -> int:
                 tables = {}
                 for e in (sizes if rep % 2 == 0 else sizes[::-1]):
                     tables[e] = run(spark, make(), e, args.partitions)
+                    raw.append(tables[e].assign(job=job, rep=rep, size=e))
                     print(f"  {job} rep {rep} at {e}: supersteps {[round(x, 2) for x in tables[e]['wall_seconds']]}",
                           flush=True)
                 base = tables[sizes[0]]
@@ -91,6 +93,7 @@ def main() -> int:
                         out.append({"job": job, "rep": rep, "from": sizes[0], "size": e, **row})
     df = pd.DataFrame(out)
     df["cluster_note"] = note
+    pd.concat(raw).to_csv(RESULTS / f"{NAME}_supersteps.csv", index=False)
     df.to_csv(RESULTS / f"{NAME}.csv", index=False)
     summary = []
     for (job, size), g2 in df.groupby(["job", "size"]):

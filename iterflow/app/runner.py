@@ -161,6 +161,30 @@ def past_records(program_name: str) -> list[Any]:
         return []
 
 
+def cluster_key(spec: JobSpec, master: str) -> str:
+    """What identifies the cluster a run ran on, for learning its behaviour across programs: the
+    embedded cluster's shape, else the master URL."""
+    if spec.master:
+        return master
+    return f"embedded {spec.workers}x{spec.cores_per_worker} cpu-share {spec.cpu_share or 'none'}"
+
+
+def cluster_model(key: str) -> Any:
+    """The live model, with the task slow-down learned from earlier runs on cluster ``key``."""
+    from iterflow.app.tracking import past_jobs_on
+    from iterflow.loop.records import records
+    from iterflow.model.contention import learn
+    from iterflow.model.live import LiveModel
+    from iterflow.model.replay import ReplayModel
+
+    try:
+        contention = learn(records(t) for t in past_jobs_on(key))
+    except Exception as exc:  # noqa: BLE001 - no usable history: plain replay
+        log.info("no cluster history: %s", exc)
+        contention = None
+    return LiveModel(replay=ReplayModel(contention=contention))
+
+
 @contextlib.contextmanager
 def mlflow_store_lock() -> Iterator[None]:
     """One process at a time opens a local (sqlite) MLflow store: two runs starting at once on
@@ -223,7 +247,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                       "min_executors": spec.min_executors, "max_executors": spec.max_executors,
                       "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval,
                       "rebalance": spec.rebalance, "switch_to_delta": spec.switch_to_delta,
-                      "wait_for_executors": spec.wait_for_executors}
+                      "wait_for_executors": spec.wait_for_executors, "cluster": cluster_key(spec, master)}
             with mlflow_store_lock() if spec.track else contextlib.nullcontext():
                 tracker = RunTracker(params) if spec.track else None
             if tracker:
@@ -235,6 +259,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
                                      past=past_records(program.name) if spec.track else (),
+                                     model=cluster_model(params["cluster"]) if spec.track else None,
                                      start_executors=None,  # sized above, before the input was loaded
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks],
                                      on_checkpoint=store.save)

@@ -141,6 +141,30 @@ def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def past_jobs_on(cluster: str, experiment: str = EXPERIMENT, max_runs: int = 40) -> list[pd.DataFrame]:
+    """The superstep tables of the latest finished runs on ``cluster`` (the ``cluster`` param),
+    of any program, concatenated per job (program and input): what the cluster's task
+    slow-down with scale-out is learned from (:func:`iterflow.model.contention.learn`)."""
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking_uri())
+    exp = mlflow.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    quoted = cluster.replace("'", "")
+    runs = mlflow.search_runs([exp.experiment_id], filter_string=f"params.cluster = '{quoted}' "
+                              "and attributes.status = 'FINISHED'", max_results=max_runs)
+    jobs: dict[tuple[str, str], list[pd.DataFrame]] = {}
+    for _, run in runs.iterrows():
+        try:
+            local = mlflow.artifacts.download_artifacts(run_id=run["run_id"], artifact_path="supersteps.parquet")
+            key = (str(run.get("params.program")), str(run.get("params.input")))
+            jobs.setdefault(key, []).append(pd.read_parquet(local))
+        except Exception as exc:  # noqa: BLE001 - an unreadable old run is skipped, not fatal
+            log.info("skipping run %s: %s", run["run_id"], exc)
+    return [pd.concat(frames, ignore_index=True) for frames in jobs.values()]
+
+
 def model_history(tables: pd.DataFrame) -> pd.DataFrame:
     """``scale_out, work, seconds`` of the supersteps the model learns from
     (:func:`~iterflow.loop.records.feeds_model`, the rule of the live run)."""

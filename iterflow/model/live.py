@@ -66,7 +66,8 @@ class LiveModel:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source,
                                "replay_ratios": {str(k): v for k, v in self.replay.ratios().items()}
-                               if self.replay.fitted else {}}
+                               if self.replay.fitted else {},
+                               "contention": self.replay.contention.to_dict()}
         if self.curve.fitted:
             out["curve"] = self.curve.to_dict()
         return out

@@ -8,8 +8,10 @@ task in index order), stages one after the other in their measured order; what t
 superstep spent outside tasks (driver, scheduling, broadcasts, the barrier) is the measured
 wall time minus the replay at the measured size, and is kept as is:
 
-    t(m) = outside + Σ_stages makespan(tasks, m·c) · work'/work
+    t(m) = outside + Σ_stages makespan(tasks, m·c) · work'/work · contention(m0 → m)
 
+where ``contention`` is how much slower this cluster runs each task at more slots, learned from
+earlier runs of any program on it (:mod:`iterflow.model.contention`; 1 when none is known).
 As supersteps at other sizes are measured, :class:`ReplayModel` corrects the replay by the
 ratio measured / replayed at each measured size (relative median), interpolated in log
 scale-out and held flat beyond (:func:`correction`). Its interval is the spread of those
@@ -26,6 +28,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from iterflow.model.contention import Contention
 from iterflow.model.fits import relative_median
 from iterflow.observe.stats import task_durations
 
@@ -83,9 +86,10 @@ class Profile:
         """Seconds outside tasks, taken as fixed (never below 0)."""
         return max(0.0, self.seconds - self.in_tasks(self.slots))
 
-    def replay(self, slots: float, work: float | None = None) -> float:
+    def replay(self, slots: float, work: float | None = None, contention: Contention | None = None) -> float:
         scale = (work / self.work) if work and self.work > 0 else 1.0
-        return self.outside + self.in_tasks(slots) * scale
+        slow = contention.factor(self.slots, slots) if contention is not None else 1.0
+        return self.outside + self.in_tasks(slots) * scale * slow
 
 
 def correction(measured: dict[float, float], at: float) -> float:
@@ -105,10 +109,12 @@ def correction(measured: dict[float, float], at: float) -> float:
 class ReplayModel:
     """The model port (``observe``/``predict_seconds``/``predict_interval``/``fitted``) on task
     replay; see the module docstring. ``slots_per_executor`` turns a scale-out in cores into
-    slots (1 slot per core, as Spark's default ``spark.task.cpus=1``)."""
+    slots (1 slot per core, as Spark's default ``spark.task.cpus=1``). ``contention``: the
+    cluster's task slow-down with scale-out, learned from earlier runs."""
 
-    def __init__(self, keep: int = 5) -> None:
+    def __init__(self, keep: int = 5, contention: Contention | None = None) -> None:
         self.keep = keep
+        self.contention = contention or Contention()
         self.profiles: list[Profile] = []
         self.times: dict[float, list[tuple[float, float]]] = {}  # slots -> [(work, seconds)]
         self._ratios: dict[float, float] | None = None  # derived from the two above; reset by observe
@@ -132,7 +138,7 @@ class ReplayModel:
 
     def _replayed(self, slots: float, work: float) -> float:
         """Relative median over the kept profiles (a straggling superstep cannot drag it)."""
-        return relative_median(np.array([p.replay(slots, work) for p in self.profiles]))
+        return relative_median(np.array([p.replay(slots, work, self.contention) for p in self.profiles]))
 
     def ratios(self) -> dict[float, float]:
         """Measured / replayed, per measured size (the correction's points); computed once per

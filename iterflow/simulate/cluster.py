@@ -3,9 +3,11 @@
 Why a discrete-event model and not the resource model: the policy under test consults the
 model, so the model cannot also be the judge. Superstep ``i`` at ``E`` executors x ``C`` cores:
 
-    wall = outside_i + Σ_stages list-schedule(tasks of the stage on the slots there are)
+    wall = outside_i + Σ_stages list-schedule(tasks x (slots / recorded slots) ** beta
+                                              on the slots there are)
 
-stages one after the other (:func:`iterflow.model.replay.makespan` with each slot's ready
+stages one after the other (``beta``: the cluster's task slow-down with scale-out,
+:mod:`iterflow.model.contention`, learned from recorded runs at several sizes) (:func:`iterflow.model.replay.makespan` with each slot's ready
 time), times ``1 + cold_factor`` on the first superstep at a new size. Around it, what the
 driver does (:mod:`iterflow.loop.driver`, :mod:`iterflow.loop.reconfigure`):
 
@@ -35,8 +37,9 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
 from iterflow.loop.records import (Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, feeds_model,
                                    is_cold, model_rows)
+from iterflow.model.contention import Contention, learn as learn_contention
 from iterflow.model.live import LiveModel
-from iterflow.model.replay import makespan
+from iterflow.model.replay import ReplayModel, makespan
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
 
 
@@ -49,21 +52,30 @@ class Params:
     relayout_seconds: float
     cold_factor: float
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    contention_beta: float = 0.0
 
     def describe(self) -> list[str]:
         return [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
-                for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor")]
+                for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor",
+                          "contention_beta")]
+
+    @property
+    def contention(self) -> Contention:
+        return Contention(self.contention_beta, how=self.sources.get("contention_beta", "given"))
 
 
 #: what a parameter is when no record measured it (stated in the output as "prior")
-PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1.0, "cold_factor": 0.0}
+PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1.0, "cold_factor": 0.0,
+          "contention_beta": 0.0}
 
 
-def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float | None] | None = None) -> Params:
+def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float | None] | None = None,
+          jobs: Sequence[Sequence[SuperstepRecord]] | None = None) -> Params:
     """Medians over the recorded runs: ``actuation_seconds`` of scale-outs the driver waited
     for (registration) and of scale-ins (removal), ``relayout_seconds`` of every rescale, and
-    ``cold_seconds / (wall − cold_seconds)`` of cold supersteps; ``given`` values win, a
-    parameter nothing measured is its :data:`PRIORS` value."""
+    ``cold_seconds / (wall − cold_seconds)`` of cold supersteps; ``contention_beta`` from
+    ``jobs`` (each one job's runs at several sizes, :func:`iterflow.model.contention.learn`).
+    ``given`` values win, a parameter nothing measured is its :data:`PRIORS` value."""
     ups, downs, relayout, cold = [], [], [], []
     for h in histories:
         for k, r in enumerate(h):
@@ -81,12 +93,16 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
              "remove_seconds": (median(downs), len(downs), "scale-ins' actuation_seconds"),
              "relayout_seconds": (median(relayout), len(relayout), "rescales' relayout_seconds"),
              "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest")}
+    slow = learn_contention(jobs or [])
+    found["contention_beta"] = (slow.beta if slow.pairs else None, slow.pairs, "size pairs of recorded jobs "
+                                "(task seconds per work against the job's smallest size)")
     values, sources = {}, {}
     for key, (value, n, what) in found.items():
         if given and given.get(key) is not None:
             values[key], sources[key] = float(given[key]), "given"
         elif value is not None:
-            values[key], sources[key] = value, f"learned: median of {n} {what}"
+            how = "fitted over" if key == "contention_beta" else "median of"
+            values[key], sources[key] = value, f"learned: {how} {n} {what}"
         else:
             values[key], sources[key] = PRIORS[key], "prior: nothing recorded measures it"
     return Params(**values, sources=sources)
@@ -136,7 +152,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     """Replay ``run`` from ``executors`` x ``cores`` under ``policy`` (see the module docstring).
     ``past``: records of earlier runs, which warm-start the model and the policy's rescale
     price as ``iterflow run`` does from its MLflow store."""
-    model = LiveModel()
+    model = LiveModel(replay=ReplayModel(contention=params.contention))
     if past:
         model.observe_many(model_rows(past))
         policy.learn_rescales(past)
@@ -148,9 +164,10 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     history: list[SuperstepRecord] = []
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
+        slow = params.contention.factor(step.cores, E * cores)
         t = 0.0
         for st in stages:
-            t = makespan(st, 0, [max(t, r) for r in ready])
+            t = makespan([d * slow for d in st], 0, [max(t, r) for r in ready])
         wall = step.outside + t
         came = sum(1 for j in joins if j <= wall)
         E, joins = E + came, [j - wall for j in joins if j > wall]
