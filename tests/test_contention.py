@@ -12,16 +12,16 @@ from iterflow.model.replay import ReplayModel
 
 
 def stages(*durations_s):
-    return json.dumps([[i, 0, 0, [int(d * 1000) for d in ds]] for i, ds in enumerate(durations_s)])
+    return json.dumps([[i, 0, 0, [d * 1000 for d in ds]] for i, ds in enumerate(durations_s)])
 
 
 def run_at(slots: int, beta: float, task: float = 0.5, tasks: int = 8, supersteps: int = 5,
-           work: float = 100.0, noise: float = 0.0) -> list[SuperstepRecord]:
-    """A static run whose every task takes ``task * slots ** beta`` seconds (a cluster whose
-    tasks slow down as it scales out), superstep numbers from 1."""
+           work: float = 100.0, overhead: float = 0.0) -> list[SuperstepRecord]:
+    """A static run whose every task takes ``task * slots ** beta + overhead * (slots - 1)``
+    seconds (a cluster whose tasks slow down as it scales out), superstep numbers from 1."""
     out = []
     for i in range(1, supersteps + 1):
-        d = task * slots ** beta * (1 + noise * (-1) ** i)
+        d = task * slots ** beta + overhead * (slots - 1)
         wall = 0.2 + d * -(-tasks // slots)
         out.append(SuperstepRecord(Ran(i, wall, slots, slots, tasks, work=work),
                                    stats=Stats(stage_tasks=stages([d] * tasks))))
@@ -32,6 +32,7 @@ def test_learns_the_exponent_of_a_job_seen_at_several_sizes():
     job = run_at(1, 0.6) + run_at(2, 0.6) + run_at(4, 0.6)  # one job's runs, numbers restart per run
     c = learn([job])
     assert c.beta == pytest.approx(0.6, abs=0.01)
+    assert c.overhead == pytest.approx(0.0, abs=1e-3)
     assert (c.pairs, c.jobs) == (2, 1)
     assert c.factor(1, 4) == pytest.approx(4 ** 0.6, rel=0.02)
     assert c.factor(4, 1) == pytest.approx(4 ** -0.6, rel=0.02)  # replaying down a size speeds tasks up
@@ -44,10 +45,16 @@ def test_nothing_learned_from_jobs_seen_at_one_size_only():
     assert "none learned" in c.how
 
 
-def test_a_long_job_outweighs_a_short_noisy_one():
-    long_job = run_at(1, 0.5, task=2.0) + run_at(4, 0.5, task=2.0)
-    short_job = run_at(1, 1.4, task=0.01) + run_at(4, 1.4, task=0.01)
-    assert learn([long_job, short_job]).beta == pytest.approx(0.5, abs=0.05)
+def test_a_proportional_and_a_per_task_slow_down_are_told_apart_by_jobs_of_different_task_lengths():
+    """A shared CPU stretches tasks in proportion; remote reads add a fixed cost per task. Long
+    tasks show the first, short ones the second: from both the fit recovers both."""
+    jobs = [run_at(1, 0.3, task=t, overhead=0.01) + run_at(2, 0.3, task=t, overhead=0.01)
+            + run_at(4, 0.3, task=t, overhead=0.01) for t in (2.0, 0.02)]
+    c = learn(jobs)
+    assert c.beta == pytest.approx(0.3, abs=0.02)
+    assert c.overhead == pytest.approx(0.01, rel=0.15)
+    assert c.task(0.02, 1, 4) == pytest.approx(0.02 * 4 ** 0.3 + 0.03, rel=0.1)
+    assert c.task([2.0, 0.02], 4, 4) == [2.0, 0.02]  # at the measured size, as measured
 
 
 def test_the_exponent_is_kept_within_bounds():

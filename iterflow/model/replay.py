@@ -8,10 +8,10 @@ task in index order), stages one after the other in their measured order; what t
 superstep spent outside tasks (driver, scheduling, broadcasts, the barrier) is the measured
 wall time minus the replay at the measured size, and is kept as is:
 
-    t(m) = outside + Σ_stages makespan(tasks, m·c) · work'/work · contention(m0 → m)
+    t(m) = outside + Σ_stages makespan(contention(tasks, m0 → m), m·c) · work'/work
 
 where ``contention`` is how much slower this cluster runs each task at more slots, learned from
-earlier runs of any program on it (:mod:`iterflow.model.contention`; 1 when none is known).
+earlier runs of any program on it (:mod:`iterflow.model.contention`; none when none is known).
 As supersteps at other sizes are measured, :class:`ReplayModel` corrects the replay by the
 ratio measured / replayed at each measured size (relative median), interpolated in log
 scale-out and held flat beyond (:func:`correction`). Its interval is the spread of those
@@ -71,14 +71,16 @@ class Profile:
             return None
         return cls(float(slots), float(work), float(seconds), stages)
 
-    def in_tasks(self, slots: float) -> float:
+    def in_tasks(self, slots: float, contention: Contention | None = None) -> float:
         n = int(round(slots))
-        if n not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
-            self._in_tasks[n] = sum(makespan(s, n) for s in self.stages)
-        return self._in_tasks[n]
+        key = (n, contention if contention is not None and not contention.none else None)
+        if key not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
+            c = key[1]
+            self._in_tasks[key] = sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in self.stages)
+        return self._in_tasks[key]
 
     @cached_property
-    def _in_tasks(self) -> dict[int, float]:
+    def _in_tasks(self) -> dict[tuple[int, Contention | None], float]:
         return {}
 
     @cached_property
@@ -88,8 +90,7 @@ class Profile:
 
     def replay(self, slots: float, work: float | None = None, contention: Contention | None = None) -> float:
         scale = (work / self.work) if work and self.work > 0 else 1.0
-        slow = contention.factor(self.slots, slots) if contention is not None else 1.0
-        return self.outside + self.in_tasks(slots) * scale * slow
+        return self.outside + self.in_tasks(slots, contention) * scale
 
 
 def correction(measured: dict[float, float], at: float) -> float:

@@ -3,10 +3,10 @@
 Why a discrete-event model and not the resource model: the policy under test consults the
 model, so the model cannot also be the judge. Superstep ``i`` at ``E`` executors x ``C`` cores:
 
-    wall = outside_i + Σ_stages list-schedule(tasks x (slots / recorded slots) ** beta
+    wall = outside_i + Σ_stages list-schedule(contention(tasks, recorded slots -> slots)
                                               on the slots there are)
 
-stages one after the other (``beta``: the cluster's task slow-down with scale-out,
+stages one after the other (``contention``: the cluster's task slow-down with scale-out,
 :mod:`iterflow.model.contention`, learned from recorded runs at several sizes) (:func:`iterflow.model.replay.makespan` with each slot's ready
 time), times ``1 + cold_factor`` on the first superstep at a new size. Around it, what the
 driver does (:mod:`iterflow.loop.driver`, :mod:`iterflow.loop.reconfigure`):
@@ -53,20 +53,22 @@ class Params:
     cold_factor: float
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     contention_beta: float = 0.0
+    contention_overhead: float = 0.0
 
     def describe(self) -> list[str]:
         return [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
                 for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor",
-                          "contention_beta")]
+                          "contention_beta", "contention_overhead")]
 
     @property
     def contention(self) -> Contention:
-        return Contention(self.contention_beta, how=self.sources.get("contention_beta", "given"))
+        return Contention(self.contention_beta, self.contention_overhead,
+                          how=self.sources.get("contention_beta", "given"))
 
 
 #: what a parameter is when no record measured it (stated in the output as "prior")
 PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1.0, "cold_factor": 0.0,
-          "contention_beta": 0.0}
+          "contention_beta": 0.0, "contention_overhead": 0.0}
 
 
 def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float | None] | None = None,
@@ -94,14 +96,15 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
              "relayout_seconds": (median(relayout), len(relayout), "rescales' relayout_seconds"),
              "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest")}
     slow = learn_contention(jobs or [])
-    found["contention_beta"] = (slow.beta if slow.pairs else None, slow.pairs, "size pairs of recorded jobs "
-                                "(task seconds per work against the job's smallest size)")
+    what = "size pairs of recorded jobs (task seconds against the job's smallest size)"
+    found["contention_beta"] = (slow.beta if slow.pairs else None, slow.pairs, what)
+    found["contention_overhead"] = (slow.overhead if slow.pairs else None, slow.pairs, what)
     values, sources = {}, {}
     for key, (value, n, what) in found.items():
         if given and given.get(key) is not None:
             values[key], sources[key] = float(given[key]), "given"
         elif value is not None:
-            how = "fitted over" if key == "contention_beta" else "median of"
+            how = "fitted over" if key.startswith("contention") else "median of"
             values[key], sources[key] = value, f"learned: {how} {n} {what}"
         else:
             values[key], sources[key] = PRIORS[key], "prior: nothing recorded measures it"
@@ -164,10 +167,10 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     history: list[SuperstepRecord] = []
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
-        slow = params.contention.factor(step.cores, E * cores)
+        slow = params.contention
         t = 0.0
         for st in stages:
-            t = makespan([d * slow for d in st], 0, [max(t, r) for r in ready])
+            t = makespan(slow.task(st, step.cores, E * cores), 0, [max(t, r) for r in ready])
         wall = step.outside + t
         came = sum(1 for j in joins if j <= wall)
         E, joins = E + came, [j - wall for j in joins if j > wall]
