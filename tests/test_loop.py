@@ -120,6 +120,23 @@ def test_warm_start_and_first_executors_go_through_the_loop():
     assert len(policy.learned) == 1 and [r.superstep for r in policy.learned[0]] == [1, 2, 3, 4]
 
 
+def test_a_warm_start_teaches_a_replaying_model_the_clusters_task_slow_down():
+    """Earlier runs of the program at 1 and 2 slots whose tasks took 1.5x longer at 2: the live
+    model's replay learns it (a run only ever seen at one size is then predicted honestly)."""
+    import json
+
+    from iterflow.model.live import LiveModel
+
+    def row(i, e, task):
+        return {"superstep": i, "wall_seconds": 4 * task / e + 0.1, "executors": e, "cores": e, "work": 100.0,
+                "stage_tasks": json.dumps([[0, 0, 0, [task * 1e3] * 4]])}
+    past = [row(i, 1, 1.0) for i in (1, 2, 3)] + [row(i, 2, 1.5) for i in (1, 2, 3)]
+    driver, _, model = make(executors=1, past=past, model=LiveModel())
+    driver.run(Doubling(max_iterations=2))
+    slow = model.replay.contention
+    assert slow.pairs == 1 and slow.task(1.0, 1, 2) == pytest.approx(1.5, rel=0.02)
+
+
 def test_the_table_is_made_from_the_records_alone():
     res = make()[0].run(Doubling(max_iterations=3))
     t = res.supersteps

@@ -77,3 +77,17 @@ def test_a_large_stage_is_recorded_as_a_sketch_that_replays_like_its_tasks():
         assert makespan(sorted(back), slots) == pytest.approx(makespan(sorted(exact), slots), rel=0.05)
     prof = Profile.parse(4, 1.0, 10.0, json.dumps(doc))
     assert prof is not None and len(prof.stages[0]) == len(big)
+
+
+def test_a_prediction_replays_the_supersteps_nearest_in_work():
+    """A converging job's earlier runs end in tail supersteps that are all overhead: scaled up by
+    work they would predict a full superstep thousands of times too long (seen warm-starting
+    WCC). The profiles nearest in work are replayed instead."""
+    m = ReplayModel(keep=2)
+    for _ in range(3):
+        m.observe(1, 1000.0, 4.5, stages([1.0] * 4))   # full supersteps: 4 s of tasks
+    for _ in range(3):
+        m.observe(1, 1.0, 0.6, stages([0.1] * 4))       # tail supersteps: 0.4 s of tasks, 1/1000 the work
+    assert m.predict_seconds(1, 1000.0) == pytest.approx(4.5, rel=0.01)
+    assert m.predict_seconds(1, 1.0) == pytest.approx(0.6, rel=0.01)
+    assert m.predict_seconds(4, 1000.0) == pytest.approx(0.5 + 1.0, rel=0.01)

@@ -113,8 +113,9 @@ class ReplayModel:
     slots (1 slot per core, as Spark's default ``spark.task.cpus=1``). ``contention``: the
     cluster's task slow-down with scale-out, learned from earlier runs."""
 
-    def __init__(self, keep: int = 5, contention: Contention | None = None) -> None:
+    def __init__(self, keep: int = 5, contention: Contention | None = None, remember: int = 60) -> None:
         self.keep = keep
+        self.remember = remember
         self.contention = contention or Contention()
         self.profiles: list[Profile] = []
         self.times: dict[float, list[tuple[float, float]]] = {}  # slots -> [(work, seconds)]
@@ -128,7 +129,7 @@ class ReplayModel:
         self.times.setdefault(float(scale_out), []).append((float(work), float(seconds)))
         prof = Profile.parse(scale_out, work, seconds, stage_tasks) if stage_tasks is not None else None
         if prof is not None:
-            self.profiles = [*self.profiles, prof][-self.keep:]
+            self.profiles = [*self.profiles, prof][-self.remember:]
         self._ratios = None
         return self
 
@@ -137,9 +138,20 @@ class ReplayModel:
             self.observe(*row)
         return self
 
+    def nearest(self, work: float) -> list[Profile]:
+        """The ``keep`` profiles closest to ``work`` (in log work; the latest first on a tie): a
+        converging job's tail superstep, all overhead, must not be scaled up to predict a full
+        one, nor a full one scaled down to predict the tail."""
+        if len(self.profiles) <= self.keep:
+            return self.profiles
+        lw = math.log(work) if work and work > 0 else None
+        order = sorted(range(len(self.profiles)), key=lambda k: (
+            abs(math.log(self.profiles[k].work) - lw) if self.profiles[k].work > 0 and lw is not None else 0.0, -k))
+        return [self.profiles[k] for k in order[:self.keep]]
+
     def _replayed(self, slots: float, work: float) -> float:
-        """Relative median over the kept profiles (a straggling superstep cannot drag it)."""
-        return relative_median(np.array([p.replay(slots, work, self.contention) for p in self.profiles]))
+        """Relative median over the profiles nearest in work (a straggler cannot drag it)."""
+        return relative_median(np.array([p.replay(slots, work, self.contention) for p in self.nearest(work)]))
 
     def ratios(self) -> dict[float, float]:
         """Measured / replayed, per measured size (the correction's points); computed once per
