@@ -34,11 +34,16 @@ def program(run) -> str:
 def main() -> None:
     rows, used = [], []
     all_runs = {name: load(str(RESULTS / name)) for name, _ in SOURCES}
-    params = learn([r.records for runs in all_runs.values() for r in runs])
+    every = [r.records for runs in all_runs.values() for r in runs]
+    jobs = {(name, prog): [rec for r in runs if program(r) == prog for rec in r.records]
+            for name, runs in all_runs.items() for prog in {program(r) for r in runs}}
+    params = learn(every, jobs=list(jobs.values()))
     for name, options in SOURCES:
         runs = all_runs[name]
         top = max(max(r.sizes) for r in runs)
         for prog in sorted({program(r) for r in runs}):
+            # the task slow-down from every other recorded job: none of the runs simulated here
+            held_out = learn(every, jobs=[v for k, v in jobs.items() if k != (name, prog)])
             mine = [r for r in runs if program(r) == prog]
             static = [r for r in mine if policy_of(r) == "static" and len(set(r.sizes)) == 1]
             if not static:
@@ -49,7 +54,8 @@ def main() -> None:
                 continue
             used.append(f"{name}: {prog}, base {base.name} ({base.sizes[0]} executors, "
                         f"{'sketched tasks' if base.sketched else 'stage_tasks'}), {len(others)} other runs")
-            for row in calibrate(base, others, params, top, options):
+            used.append(f"    task slow-down learned without it: {', '.join(held_out.describe()[-2:])}")
+            for row in calibrate(base, others, held_out, top, options):
                 rows.append({"table": name, "program": prog, **row})
     df = pd.DataFrame(rows)
     df.to_csv(RESULTS / "simulator_calibration.csv", index=False)
@@ -63,7 +69,8 @@ def report(df: pd.DataFrame, used: list[str], params) -> str:
              f">= {GOAL_SAME:.0%} same decisions (up/down/same per barrier) on adaptive runs",
              "recorded runs used (base -> the others of the same program and experiment):"]
     lines += [f"  {u}" for u in used]
-    lines.append("simulator parameters (learned over all tables):")
+    lines.append("simulator parameters (learned over all tables; each program is simulated with the task "
+                 "slow-down learned from the other tables and programs only):")
     lines += [f"  {p}" for p in params.describe()]
     cols = ["table", "program", "run", "policy", "real_executors", "sim_executors", "real_runtime_s", "sim_runtime_s",
             "runtime_error", "real_executor_s", "sim_executor_s", "executor_s_error", "same_decisions", "barriers"]
