@@ -75,7 +75,7 @@ def _trace_default(key: str) -> Any:
 
 def run_mode(args: argparse.Namespace) -> int:
     """The command; its output is printed whole, after everything was computed."""
-    from iterflow.simulate.cluster import learn
+    from iterflow.simulate.cluster import jobs_of, learn
     from iterflow.simulate.recorded import load, pick
     from iterflow.simulate.whatif import Setup, run_one, summary, sweep, table, to_json
 
@@ -85,8 +85,9 @@ def run_mode(args: argparse.Namespace) -> int:
     top = args.max_executors or max(args.executors, *run.sizes)
     if top < args.executors:
         raise InputError(f"--max-executors {top} is below --executors {args.executors}")
-    sources = [run.records] + [r.records for src in args.learn_from for r in load(src, args.seed)]
-    params = learn(sources, {k: getattr(args, k) for k in LATENCIES})
+    others = [r for src in args.learn_from for r in load(src, args.seed)]
+    params = learn([run.records] + [r.records for r in others], {k: getattr(args, k) for k in LATENCIES},
+                   jobs=jobs_of([run, *others]))
     options = {k: getattr(args, k) for k in POLICY_OPTIONS if getattr(args, k) is not None}
     setup = Setup(args.executors, cores, top, args.min_executors, args.scale_input, args.seed, options)
     if args.sweep:

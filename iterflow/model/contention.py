@@ -80,10 +80,16 @@ def task_seconds(history: Sequence[SuperstepRecord]) -> dict[float, list[float]]
 def learn(jobs: Iterable[Sequence[SuperstepRecord]], bounds: tuple[float, float] = BETA_BOUNDS) -> Contention:
     """The cluster's contention from earlier runs, one record sequence per job (a program on one
     input: its runs at different sizes concatenated, superstep numbers restarting per run)."""
+    return fit([task_seconds(history) for history in jobs], bounds)
+
+
+def fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float] = BETA_BOUNDS) -> Contention:
+    """:func:`learn` from ``slots -> [mean task seconds]`` per job (from records, or from the
+    simulator's recorded steps where a table kept only quantile sketches)."""
     points = []  # (base slots, base task, slots, task), one per job and size above its smallest
     used = 0
-    for history in jobs:
-        per = {s: float(np.median(v)) for s, v in task_seconds(history).items() if v}
+    for seen in jobs:
+        per = {s: float(np.median(v)) for s, v in seen.items() if v}
         if len(per) < 2:
             continue
         used += 1

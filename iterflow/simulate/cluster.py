@@ -37,7 +37,7 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
 from iterflow.loop.records import (Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, feeds_model,
                                    is_cold, model_rows)
-from iterflow.model.contention import Contention, learn as learn_contention
+from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import LiveModel
 from iterflow.model.replay import ReplayModel, makespan
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
@@ -71,12 +71,32 @@ PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1
           "contention_beta": 0.0, "contention_overhead": 0.0}
 
 
+def task_seconds(runs: Sequence[RecordedRun]) -> dict[float, list[float]]:
+    """``slots -> [mean task seconds]`` over the steady steps of one job's recorded runs (not the
+    first, not the first at a new size), from their stage_tasks or quantile sketches."""
+    out: dict[float, list[float]] = {}
+    for run in runs:
+        for prev, step in zip(run.steps, run.steps[1:]):
+            tasks = [t for st in step.stages for t in st]
+            if prev.executors == step.executors and tasks:
+                out.setdefault(float(step.cores), []).append(float(np.mean(tasks)))
+    return out
+
+
+def jobs_of(runs: Sequence[RecordedRun]) -> list[list[RecordedRun]]:
+    """Recorded runs grouped by job (the ``job`` label up to ``@``, else the source)."""
+    groups: dict[str, list[RecordedRun]] = {}
+    for r in runs:
+        groups.setdefault(str(r.labels.get("job") or r.source).split("@")[0], []).append(r)
+    return list(groups.values())
+
+
 def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float | None] | None = None,
-          jobs: Sequence[Sequence[SuperstepRecord]] | None = None) -> Params:
+          jobs: Sequence[Sequence[RecordedRun]] | None = None) -> Params:
     """Medians over the recorded runs: ``actuation_seconds`` of scale-outs the driver waited
     for (registration) and of scale-ins (removal), ``relayout_seconds`` of every rescale, and
-    ``cold_seconds / (wall − cold_seconds)`` of cold supersteps; ``contention_beta`` from
-    ``jobs`` (each one job's runs at several sizes, :func:`iterflow.model.contention.learn`).
+    ``cold_seconds / (wall − cold_seconds)`` of cold supersteps; the task slow-down from
+    ``jobs`` (each one job's runs at several sizes, :func:`iterflow.model.contention.fit`).
     ``given`` values win, a parameter nothing measured is its :data:`PRIORS` value."""
     ups, downs, relayout, cold = [], [], [], []
     for h in histories:
@@ -95,7 +115,7 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
              "remove_seconds": (median(downs), len(downs), "scale-ins' actuation_seconds"),
              "relayout_seconds": (median(relayout), len(relayout), "rescales' relayout_seconds"),
              "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest")}
-    slow = learn_contention(jobs or [])
+    slow = fit_contention([task_seconds(j) for j in jobs or []])
     what = "size pairs of recorded jobs (task seconds against the job's smallest size)"
     found["contention_beta"] = (slow.beta if slow.pairs else None, slow.pairs, what)
     found["contention_overhead"] = (slow.overhead if slow.pairs else None, slow.pairs, what)
