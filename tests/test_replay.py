@@ -91,3 +91,17 @@ def test_a_prediction_replays_the_supersteps_nearest_in_work():
     assert m.predict_seconds(1, 1000.0) == pytest.approx(4.5, rel=0.01)
     assert m.predict_seconds(1, 1.0) == pytest.approx(0.6, rel=0.01)
     assert m.predict_seconds(4, 1000.0) == pytest.approx(0.5 + 1.0, rel=0.01)
+
+
+def test_earlier_runs_give_the_shape_across_sizes_and_this_run_the_level():
+    """Earlier runs measured 1 and 4 slots equally fast (replay promised 4x); this run, at 4
+    slots, is 30 % faster than they were at 4 (a warmer session). Predicted at 1 slot: as fast
+    as this run at 4 -- not the earlier runs' slower time, which would make 4 look 30 % better."""
+    tasks = stages([1.0] * 4)
+    m = ReplayModel()
+    m.observe_many([(1, 1.0, 4.0, tasks), (1, 1.0, 4.0, tasks), (4, 1.0, 4.0, None), (4, 1.0, 4.0, None)])
+    assert m.predict_seconds(4) == pytest.approx(m.predict_seconds(1))
+    for _ in range(3):
+        m.observe(4, 1.0, 2.8)
+    assert m.predict_seconds(4) == pytest.approx(2.8)
+    assert m.predict_seconds(1) == pytest.approx(2.8)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from iterflow.cluster import auth
-from tests.conftest import APP_CORES, GRAPHALYTICS, ROOT
+from tests.conftest import APP_CORES, GRAPHALYTICS
 
 pytestmark = pytest.mark.cluster
 
