@@ -168,3 +168,28 @@ def test_trace_and_run_are_mutually_exclusive(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "--run", good, "--trace", good, "--policy", "static", "--executors", "1"])
     assert exc.value.code == 2 and capsys.readouterr().out == ""
+
+
+def test_other_jobs_rescales_price_the_policy_and_never_reach_its_model():
+    """``prices``: records of other jobs on the cluster. The policy learns what rescales cost
+    from them (as ``iterflow run`` does from its store); the model, which predicts *this* job,
+    must not see their supersteps (another job's times made the model's error ±20000 %)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakes import ScriptedPolicy
+
+    runs = {r.name: r for r in load(str(DATA / "wcc_release_surplus.csv"))}
+    base, other = runs["wcc/profile-1/0"], runs["wcc/efficiency/0"].records
+
+    class Spy(ScriptedPolicy):
+        def decide(self, history, model=None, **kw):
+            self.models = [*getattr(self, "models", []), model]
+            return super().decide(history, model, **kw)
+
+    pol = Spy()
+    simulate(base, pol, 1, 1, ZERO, prices=other)
+    assert pol.learned and len(pol.learned[0]) == len(other)
+    model = pol.models[-1]
+    assert set(model.replay.times) == {1.0}  # only this run's supersteps, at its 1 slot
+    assert not model.replay.before

@@ -171,14 +171,16 @@ def plan_of(run: RecordedRun) -> RunPlan:
 
 def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: Params, *,
              scale_input: float = 1.0, seed: int = 0, past: Sequence[SuperstepRecord] = (),
-             plan: RunPlan | None = None) -> SimRun:
+             plan: RunPlan | None = None, prices: Sequence[SuperstepRecord] = ()) -> SimRun:
     """Replay ``run`` from ``executors`` x ``cores`` under ``policy`` (see the module docstring).
-    ``past``: records of earlier runs, which warm-start the model and the policy's rescale
-    price as ``iterflow run`` does from its MLflow store."""
+    ``past``: records of earlier runs of the same job, which warm-start the model and the
+    policy's rescale price as ``iterflow run`` does from its MLflow store; ``prices``: records
+    of other jobs on the cluster, whose rescales only price the policy's (not the model)."""
     model = LiveModel(replay=ReplayModel(contention=params.contention))
     if past:
         model.observe_many(model_rows(past))
-        policy.learn_rescales(past)
+    if past or prices:
+        policy.learn_rescales([*past, *prices])
     plan = plan or plan_of(run)
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1)

@@ -50,10 +50,10 @@ def build(name: str, setup: Setup) -> Any:
 
 
 def run_one(run: RecordedRun, name: str, setup: Setup, params: Params,
-            past: Sequence[SuperstepRecord] = ()) -> SimRun:
+            past: Sequence[SuperstepRecord] = (), prices: Sequence[SuperstepRecord] = ()) -> SimRun:
     policy = build(name, setup)
     return simulate(run, policy, setup.executors, setup.cores, params, scale_input=setup.scale_input,
-                    seed=setup.seed, past=past)
+                    seed=setup.seed, past=past, prices=prices)
 
 
 def sweep(run: RecordedRun, setup: Setup, params: Params) -> list[tuple[str, SimRun]]:
