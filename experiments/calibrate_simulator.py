@@ -24,7 +24,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SOURCES = [("release_surplus_supersteps.csv", {"efficiency": {"threshold": 0.1, "slowdown_bound": 0.1}}),
            ("runtime_targets_supersteps.csv", {}),
            ("overhead_peers_supersteps.csv", {}),
-           ("more_for_shorter_supersteps.csv", {})]
+           ("more_for_shorter_supersteps.csv", {}),
+           ("pareto_supersteps.csv", {})]
 
 
 def program(run) -> str:
@@ -65,6 +66,11 @@ def main() -> None:
     ok = lambda d: float(((d.runtime_error.abs() <= GOAL_ERROR) & (d.executor_s_error.abs() <= GOAL_ERROR)).mean())
     used.append(f"with the task slow-down learned from the session's other programs (iterflow.model.contention): "
                 f"{ok(slow):.0%} of {len(slow)} runs within 15 % on both (without it: {ok(df):.0%}; below)")
+    for table, g in slow.groupby("table"):
+        used.append(f"    {table}: {ok(g):.0%} of {len(g)} with it, {ok(df[df.table == table]):.0%} without; median "
+                    f"|runtime error| {g.runtime_error.abs().median():.0%} with, "
+                    f"{df[df.table == table].runtime_error.abs().median():.0%} without")
+    slow.to_csv(RESULTS / "simulator_calibration_contention.csv", index=False)
     df.to_csv(RESULTS / "simulator_calibration.csv", index=False)
     (RESULTS / "simulator_calibration.txt").write_text(report(df, used, params))
     print(report(df, used, params))

@@ -107,7 +107,9 @@ def main() -> int:
                     warm.run(w)
                     w.release()
                     run = runs.run(spark, p, make(), args=args, start=start, past=past, verbose=False,
-                                   labels={"experiment": NAME, "job": job, "policy": policy, "rep": rep})
+                                   labels={"experiment": NAME, "job": job, "policy": policy, "rep": rep,
+                                           **({"target_seconds": extra["target_seconds"]}
+                                              if "target_seconds" in extra else {})})
                     js, es = whole(run)
                     rows.append({"job": job, "policy": policy, "rep": rep, "job_seconds": js, "executor_seconds": es,
                                  "executors_path": run.row().get("executors_path"),

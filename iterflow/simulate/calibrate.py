@@ -57,6 +57,8 @@ def calibrate(base: RecordedRun, others: Sequence[RecordedRun], params: Params, 
         opts = dict((options or {}).get(name, {}))
         if name == "target" and "target_seconds" in o.labels:
             opts["target_seconds"] = float(o.labels["target_seconds"])
+        if name == "target" and "target_seconds" not in opts:
+            continue  # a table that did not record the run's target cannot say what it was asked
         setup = Setup(start, cores, max_executors, options=opts)
         sim = simulate(base, build(name, setup), start, cores, params, plan=plan_of(o),
                        past=past if name != "static" else ())
