@@ -247,6 +247,21 @@ def test_a_scale_out_still_registering_has_no_price_yet():
     assert [len(rescale_costs(rs[:n])) for n in range(2, 8)] == [0, 0, 0, 0, 1, 1]
 
 
+def test_a_scale_out_asked_again_while_its_executors_are_coming_is_one_scale_out_with_no_price_yet():
+    """Seen in the Pareto runs: target asked for 4 at barrier 4 and again at every barrier while
+    they registered (7-8 s here, longer than the rest of the run). Each repeat closed the
+    account at ~0 s, the next barrier priced a rescale at 0.0 s 'measured', and the policy kept
+    asking; a repeat of a pending request is the same scale-out, still unpriced."""
+    from iterflow.loop.records import rescale_costs
+
+    driver, _ = scaling({i: 4 for i in range(2, 8)}, lag=100)  # asked at every barrier, never there
+    rs = driver.run(Doubling(max_iterations=7)).records
+    assert all(r.actuated.executors_pending for r in rs[1:-1])
+    assert rescale_costs(rs) == [] and rescale_costs(rs, "up") == []
+    came, _ = scaling({i: 4 for i in range(2, 8)}, lag=3)  # the same, arriving: one price, once
+    assert len(rescale_costs(came.run(Doubling(max_iterations=7)).records)) == 1
+
+
 def test_asking_again_for_executors_still_coming_does_not_restart_their_timeout():
     """A policy below its minimum asks at every barrier; the request is not renewed, so a
     cluster that cannot give them is noticed once the register timeout is over."""

@@ -322,6 +322,13 @@ def executor_seconds(record: SuperstepRecord, span_seconds: float | None = None)
     return float(record.executors * busy + max(record.executors, after) * extra)
 
 
+def _repeats(previous: SuperstepRecord, record: SuperstepRecord) -> bool:
+    """``record`` asks again for the executors ``previous`` asked for and are still coming."""
+    a, b = previous.actuated, record.actuated
+    return (a is not None and b is not None and bool(a.executors_pending)
+            and a.executors_requested is not None and b.executors_requested == a.executors_requested)
+
+
 def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = None) -> list[float]:
     """What each rescale in ``history`` cost in wall seconds: its pause at the barrier plus
     the cold excess of the superstep after it (``cold_seconds``) -- for a scale-out that did
@@ -334,6 +341,8 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
         pause = act.pause_seconds if act is not None else None
         if pause is None or act.executors_arrived:  # an arrival is its scale-out's account
             continue
+        if k > 0 and _repeats(history[k - 1], r):  # the same scale-out asked again: not a new one
+            continue
         if direction is not None and (r.decided is None or r.decided.decision != direction):
             continue
         prev, coming = r, bool(act.executors_pending)
@@ -342,7 +351,7 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
                 break
             pause += (nxt.predicted.cold_seconds if nxt.predicted is not None else None) or 0.0
             a = nxt.actuated
-            rescaled = nxt.decided is not None and nxt.decided.decision in ("up", "down")
+            rescaled = nxt.decided is not None and nxt.decided.decision in ("up", "down") and not _repeats(prev, nxt)
             # still coming, or just arrived (their first superstep is the next): the account is open
             coming = a is not None and bool(a.executors_pending or a.executors_arrived) and not rescaled
             if not coming:
