@@ -130,15 +130,20 @@ def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 
         return pd.DataFrame()
     runs = mlflow.search_runs([exp.experiment_id], filter_string=f"params.program = '{program}' "
                               "and attributes.status = 'FINISHED'", max_results=max_runs)
-    frames = []
-    for run_id in runs.get("run_id", []):
-        try:
-            local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="supersteps.parquet")
-            frames.append(pd.read_parquet(local))
-        except Exception as exc:  # noqa: BLE001 - an unreadable old run is skipped, not fatal
-            log.info("skipping run %s: %s", run_id, exc)
-    frames = [f for f in frames if len(f)]
+    frames = [f for _, f in _tables(runs) if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _tables(runs: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
+    """``(run row, superstep table)`` of each run found by ``mlflow.search_runs``."""
+    import mlflow
+
+    for _, run in runs.iterrows():
+        try:
+            local = mlflow.artifacts.download_artifacts(run_id=run["run_id"], artifact_path="supersteps.parquet")
+            yield run, pd.read_parquet(local)
+        except Exception as exc:  # noqa: BLE001 - an unreadable old run is skipped, not fatal
+            log.info("skipping run %s: %s", run["run_id"], exc)
 
 
 def past_jobs_on(cluster: str, experiment: str = EXPERIMENT, max_runs: int = 40) -> list[pd.DataFrame]:
@@ -155,13 +160,8 @@ def past_jobs_on(cluster: str, experiment: str = EXPERIMENT, max_runs: int = 40)
     runs = mlflow.search_runs([exp.experiment_id], filter_string=f"params.cluster = '{quoted}' "
                               "and attributes.status = 'FINISHED'", max_results=max_runs)
     jobs: dict[tuple[str, str], list[pd.DataFrame]] = {}
-    for _, run in runs.iterrows():
-        try:
-            local = mlflow.artifacts.download_artifacts(run_id=run["run_id"], artifact_path="supersteps.parquet")
-            key = (str(run.get("params.program")), str(run.get("params.input")))
-            jobs.setdefault(key, []).append(pd.read_parquet(local))
-        except Exception as exc:  # noqa: BLE001 - an unreadable old run is skipped, not fatal
-            log.info("skipping run %s: %s", run["run_id"], exc)
+    for run, frame in _tables(runs):
+        jobs.setdefault((str(run.get("params.program")), str(run.get("params.input"))), []).append(frame)
     return [pd.concat(frames, ignore_index=True) for frames in jobs.values()]
 
 

@@ -223,22 +223,12 @@ class IterationDriver:
         if self.past:
             self._feed(self.past)
             self.policy.learn_rescales(self.past)
-            self._learn_contention(self.past)
 
     def _feed(self, history: Sequence[SuperstepRecord]) -> None:
         """Feed the model, in one refit, every superstep of ``history`` that :func:`feeds_model`
         admits (earlier runs' records, or a resumed run's saved ones)."""
         if self.stats is not None:
             self.model.observe_many(model_rows(history))
-
-    def _learn_contention(self, past: Sequence[SuperstepRecord]) -> None:
-        """A task-replaying model given no cluster contention learns it from the program's own
-        earlier runs (at several sizes, one job): their tasks slow down as this run's will."""
-        from iterflow.model.contention import learn
-
-        replay = getattr(self.model, "replay", None)
-        if replay is not None and getattr(replay, "contention", None) is not None and not replay.contention.pairs:
-            replay.contention = learn([past])
 
     def _resumed(self, program: IterativeProgram, resume: Resume) -> tuple[State, list[SuperstepRecord], int]:
         """The saved state in place of the initial one; the model re-fed with the saved records."""

@@ -46,7 +46,7 @@ class Contention:
         return not self.beta and not self.overhead
 
     def factor(self, from_slots: float, to_slots: float) -> float:
-        """The proportional part alone (the simulator's and a reader's view of it)."""
+        """The proportional part alone."""
         if not self.beta or not from_slots > 0 or not to_slots > 0:
             return 1.0
         return float((to_slots / from_slots) ** self.beta)
@@ -66,10 +66,15 @@ class Contention:
 def task_seconds(history: Sequence[SuperstepRecord]) -> dict[float, list[float]]:
     """``slots -> [mean task seconds]`` over the supersteps that feed the model (steady state:
     not the first, not a cold one)."""
+    return row_task_seconds(model_rows(history))
+
+
+def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
+    """:func:`task_seconds` of model rows ``(slots, work, seconds, stage_tasks)``."""
     from iterflow.model.replay import Profile
 
     out: dict[float, list[float]] = {}
-    for slots, work, seconds, stage_tasks in model_rows(history):
+    for slots, work, seconds, stage_tasks in rows:
         prof = Profile.parse(slots, work, seconds, stage_tasks)
         tasks = [t for s in prof.stages for t in s] if prof is not None else []
         if tasks:

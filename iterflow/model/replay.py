@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from iterflow.model.contention import Contention
+from iterflow.model.contention import Contention, fit, row_task_seconds
 from iterflow.model.fits import relative_median
 from iterflow.observe.stats import task_durations
 
@@ -136,9 +136,14 @@ class ReplayModel:
 
     def observe_many(self, rows: Iterable[Sequence[Any]]) -> "ReplayModel":
         """Earlier supersteps (a warm start from earlier runs, a resume): measured in other
-        conditions than the supersteps :meth:`observe` gets next, see :meth:`ratios`."""
+        conditions than the supersteps :meth:`observe` gets next, see :meth:`ratios`. Given no
+        cluster contention, the model learns it from them (one job at its sizes: its tasks slow
+        down as this run's will)."""
+        rows = [tuple(r) for r in rows]
         for row in rows:
             self.observe(*row)
+        if self.contention.none and not self.contention.pairs:
+            self.contention = fit([row_task_seconds(r for r in rows if len(r) > 3 and r[3] is not None)])
         for s, obs in self.times.items():
             self.before.setdefault(s, []).extend(obs)
         self.times = {}

@@ -6,9 +6,9 @@ model, so the model cannot also be the judge. Superstep ``i`` at ``E`` executors
     wall = outside_i + Σ_stages list-schedule(contention(tasks, recorded slots -> slots)
                                               on the slots there are)
 
-stages one after the other (``contention``: the cluster's task slow-down with scale-out,
-:mod:`iterflow.model.contention`, learned from recorded runs at several sizes) (:func:`iterflow.model.replay.makespan` with each slot's ready
-time), times ``1 + cold_factor`` on the first superstep at a new size. Around it, what the
+stages one after the other (:func:`iterflow.model.replay.makespan` with each slot's ready
+time; ``contention``: the cluster's task slow-down with scale-out,
+:mod:`iterflow.model.contention`, learned from recorded runs at several sizes), times ``1 + cold_factor`` on the first superstep at a new size. Around it, what the
 driver does (:mod:`iterflow.loop.driver`, :mod:`iterflow.loop.reconfigure`):
 
 * the policy object decides at every barrier but the last, with ``policy.decide([*history,
@@ -176,7 +176,8 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     ``past``: records of earlier runs of the same job, which warm-start the model and the
     policy's rescale price as ``iterflow run`` does from its MLflow store; ``prices``: records
     of other jobs on the cluster, whose rescales only price the policy's (not the model)."""
-    model = LiveModel(replay=ReplayModel(contention=params.contention))
+    slow = params.contention
+    model = LiveModel(replay=ReplayModel(contention=slow))
     if past:
         model.observe_many(model_rows(past))
     if past or prices:
@@ -189,7 +190,6 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     history: list[SuperstepRecord] = []
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
-        slow = params.contention
         t = 0.0
         for st in stages:
             t = makespan(slow.task(st, step.cores, E * cores), 0, [max(t, r) for r in ready])
