@@ -95,12 +95,14 @@ class FakeStats:
 @dataclass
 class FakeActuator:
     """Executors change at once; or, for a scale-out that does not wait, after ``lag`` calls
-    of :meth:`registered` (never, with ``refuse``)."""
+    of :meth:`registered` (never, with ``refuse``). ``launched``: a lowered request does not
+    stop executors already coming (a standalone master launches them when asked)."""
 
     engine: FakeEngine
     lag: int = 0
     refuse: bool = False
     register_timeout: float = 60.0
+    launched: bool = False
     coming: list = field(default_factory=list)
 
     def set_executors(self, target: int, wait: bool = True) -> Actuation:
@@ -109,6 +111,9 @@ class FakeActuator:
         if target > before and not wait and (self.lag or self.refuse):
             self.coming = [target, self.lag]
             return Actuation(target, before, before, 0.01)
+        if self.launched and self.coming and target <= before:
+            self.engine.executors = target
+            return Actuation(target, before, target, 0.01)
         self.coming = []
         self.engine.executors = target
         return Actuation(target, before, target, 0.5)

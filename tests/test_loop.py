@@ -270,3 +270,25 @@ def test_asking_again_for_executors_still_coming_does_not_restart_their_timeout(
     r3 = res.records[2]
     assert "got 2" in r3.actuated.actuation_note  # barrier 3: the timeout (0 s) is over, said
     assert engine.events.count(("executors", 4)) == 2  # asked at 2, then again at 4 after the refusal
+
+
+def test_a_scale_in_asked_while_a_scale_out_is_registering_withdraws_it_and_removes_late_arrivals():
+    """The gap left open in stop 20: a policy that asked 2 -> 4 and, while they registered,
+    asked for 2 again got 4 (the request stayed, nothing was lowered). Now the request is lowered
+    at once, and executors the cluster manager launched anyway are removed when they come."""
+    driver, engine = scaling({2: 4, 3: 2}, lag=2, launched=True)
+    res = driver.run(Doubling(max_iterations=6))
+    r = {x.superstep: x for x in res.records}
+    assert r[2].actuated.executors_pending == 2
+    assert r[3].actuated.executors_requested == 2 and not r[3].actuated.executors_pending
+    assert ("executors", 2) in engine.events[engine.events.index(("executors", 4)):]
+    late = [x for x in res.records if x.actuated is not None and "withdrawn" in (x.actuated.actuation_note or "")]
+    assert late and late[0].actuated.executors_active == 2, "the late arrivals are removed at the next barrier"
+    assert [x.executors for x in res.records][-2:] == [2, 2]
+    assert res.output == 6.0
+
+
+def test_without_the_withdrawal_the_late_arrivals_would_be_kept():
+    """The same cluster, the policy never lowering: 4 come and stay (what the withdrawal undoes)."""
+    driver, _ = scaling({2: 4}, lag=2, launched=True)
+    assert driver.run(Doubling(max_iterations=6)).records[-1].executors == 4

@@ -9,7 +9,9 @@ Trisk's three dimensions, in this order:
    default): the request is made, the next superstep starts, its tasks run on the new
    executors as they register, and the removed ones exit meanwhile. Later barriers check on them (:meth:`Reconfigurer._pending_executors`): once all
    came, the partitioning follows; after ``register_timeout`` without them, the request is
-   lowered to what came and the record says so -- the policy's backoff sees a refused scale-out;
+   lowered to what came and the record says so -- the policy's backoff sees a refused scale-out.
+   A smaller size asked while a scale-out is registering withdraws it (the request is lowered at
+   once); executors the cluster manager launched anyway are removed when they register;
 2. **partitioning** -- after executors changed, the partition count follows the cores, and
    a relayout runs only if that count changes
    (``partitions_follow_cores``: ``max(start, 2 x cores)``, never below the starting count --
@@ -56,6 +58,7 @@ class Reconfigurer:
         self.follow_cores = follow_cores
         self.wait_for_executors = wait_for_executors
         self.pending: tuple[int, float, int] | None = None  # (executors asked for, deadline, before)
+        self.asked: int | None = None  # the executor total last requested at a barrier
 
     def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
               history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
@@ -77,11 +80,20 @@ class Reconfigurer:
         current = act.executors_active or 0
         partitions, assignment = reconf.partitions, reconf.bin_assignment
         wanted = reconf.executors
+        withdrawn = self.pending is not None and wanted is not None and wanted < self.pending[0]
         if self.pending is not None and wanted in (None, self.pending[0]):
             # asked again for what is already coming: no new request, the register timeout runs on
             act, partitions = self._pending_executors(act, partitions, assignment)
             wanted = None
-        if wanted is not None and wanted != current and self.actuator is not None:
+        elif self.pending is None and wanted is None and self.asked is not None and self.actuator is not None:
+            # executors a withdrawn scale-out launched anyway (a standalone master starts them at
+            # once) register late: more than asked for, they are removed as a scale-in would
+            extra = self.actuator.registered() - self.asked
+            if extra > 0:
+                wanted, current = self.asked, self.asked + extra
+                act = replace(act, actuation_note=f"removing {extra} executor{'s' if extra > 1 else ''} that "
+                                                  f"registered after their scale-out was withdrawn")
+        if wanted is not None and (wanted != current or withdrawn) and self.actuator is not None:
             t0 = time.perf_counter()  # the barrier's stall: securing the state, then the actuator's
             if wanted < current and not self.recovery.is_anchor(state):
                 secured, _ = engine.barrier(state, reliable=True)
@@ -92,8 +104,9 @@ class Reconfigurer:
             done = self.actuator.set_executors(wanted, wait=self.wait_for_executors)
             cores = engine.snapshot().cores
             act = replace(act, executors_requested=done.requested, executors_active=done.active,
-                          actuation_seconds=secured_seconds + done.waited_seconds, actuation_note=done.note, cores_after=cores)
-            self.pending = None
+                          actuation_seconds=secured_seconds + done.waited_seconds,
+                          actuation_note=done.note or act.actuation_note, cores_after=cores)
+            self.pending, self.asked = None, done.requested
             if done.requested > done.active and not self.wait_for_executors:
                 self.pending = (done.requested, time.monotonic() + self._register_timeout(), done.before)
                 act = replace(act, executors_pending=done.requested - done.active)
@@ -133,6 +146,7 @@ class Reconfigurer:
                 note = (f"scale-out to {asked} executors got {active} within {self._register_timeout():.0f}s "
                         "(cluster full?); continuing at the current size")
                 self.actuator.set_executors(active)
+                self.asked = active
                 act = replace(act, executors_requested=asked, executors_active=active, actuation_note=note)
             if partitions is None and assignment is None and self.follow_cores:
                 count = partitions_for(self.start_partitions, cores)
