@@ -361,3 +361,28 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
         if not coming:  # a scale-out whose executors are still coming has no price yet
             out.append(pause)
     return out
+
+
+def registration_delays(history: Sequence[SuperstepRecord]) -> list[float]:
+    """Seconds each non-waiting scale-out in ``history`` took from its request to the barrier
+    that saw its executors registered: the supersteps (and barriers) that ran meanwhile at the
+    old size. A policy that ignores it expects executors that arrive after the run ended."""
+    out = []
+    for k, r in enumerate(history):
+        act = r.actuated
+        if act is None or not act.executors_pending or (k > 0 and _repeats(history[k - 1], r)):
+            continue
+        waited, prev = 0.0, r
+        for nxt in history[k + 1:]:
+            if nxt.superstep != prev.superstep + 1:
+                break
+            waited += nxt.wall_seconds + nxt.barrier_seconds
+            a = nxt.actuated
+            # seen registered at this barrier (the simulator: counted in this superstep's size)
+            if a is not None and (a.executors_arrived or (not a.executors_pending and nxt.executors > r.executors)):
+                out.append(waited)
+                break
+            if a is None or not a.executors_pending or not _repeats(prev, nxt):
+                break  # withdrawn, refused or the run ended: no arrival to time
+            prev = nxt
+    return out

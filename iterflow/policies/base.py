@@ -39,7 +39,7 @@ import numpy as np
 
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
-from iterflow.loop.records import Layout, records, rescale_costs
+from iterflow.loop.records import Layout, records, registration_delays, rescale_costs
 from iterflow.policies.core import History, PolicyBase
 from iterflow.policies.forecast import Forecast, forecast
 
@@ -80,9 +80,19 @@ class Predictor:
         flat = [self.model.predict_seconds(float(c), float(x)) for c, x in zip(cc.ravel(), ww.ravel())]
         return np.asarray(flat, float).reshape(cc.shape)
 
-    def total(self, executors: Any, fc: Forecast, barrier: float = 0.0) -> np.ndarray:
-        """Predicted remaining seconds for each executor count kept for the rest of the run."""
-        return self.seconds(executors, fc.works) @ fc.weights + fc.remaining * barrier
+    def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
+              delay: float = 0.0) -> np.ndarray:
+        """Predicted remaining seconds for each executor count kept for the rest of the run.
+        ``current``, ``delay``: executors above ``current`` register only ``delay`` seconds after
+        they are asked for, so the work of those seconds runs at ``current`` (a scale-out asked
+        with less of the run left than its executors take to start gains nothing)."""
+        E = np.asarray(executors, float).reshape(-1)
+        t = self.seconds(E, fc.works) @ fc.weights + fc.remaining * barrier
+        if current is None or delay <= 0 or not (E > current).any():
+            return t
+        tc = float(self.seconds([current], fc.works)[0] @ fc.weights + fc.remaining * barrier)
+        f = min(1.0, delay / tc) if tc > 0 else 1.0
+        return np.where(E > current, f * tc + (1 - f) * t, t)
 
 
 @dataclass
@@ -136,6 +146,7 @@ class AdaptivePolicy(PolicyBase):
         self.rescale_seconds = float(rescale_seconds)
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
         self.past_scale_ins: list[float] = []  # the scale-ins among them
+        self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
         super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -198,12 +209,21 @@ class AdaptivePolicy(PolicyBase):
             return float(np.median(self.past_rescales)), f"learned from {n} rescale{'s' if n > 1 else ''} of earlier runs"
         return self.rescale_seconds, "prior"
 
+    def registration_delay(self, history: History) -> tuple[float, str]:
+        """Seconds from a scale-out's request to its executors' registration: the median of this
+        run's, else of earlier runs' (:meth:`learn_rescales`), else 0 (unknown: no reason to wait)."""
+        seen = registration_delays(history) or self.past_delays
+        if not seen:
+            return 0.0, "registration delay not measured yet"
+        return float(np.median(seen)), f"executors register ~{float(np.median(seen)):.1f}s after asked ({len(seen)} seen)"
+
     def learn_rescales(self, history: Any) -> int:
         """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
         cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
         executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
         self.past_rescales = rescale_costs(records(history))
         self.past_scale_ins = rescale_costs(records(history), "down")
+        self.past_delays = registration_delays(records(history))
         return len(self.past_rescales)
 
     def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
@@ -211,12 +231,13 @@ class AdaptivePolicy(PolicyBase):
         it saves over the forecast rest of the run must exceed what the rescale costs (new
         executors start, the state is re-distributed); short tails are not worth it."""
         cost, how = self.rescale_cost(ctx.history)
-        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
+        delay, late = self.registration_delay(ctx.history)
+        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast, current=ctx.current, delay=delay)
         gain = float(cur_t - new_t)
         if gain > cost:
             return None
-        return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps, "
-                f"not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
+        return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps "
+                f"({late}), not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
 
     def scale_in_cost(self, history: History) -> tuple[float, int]:
         """``(seconds, how many measured)``: the median price of this run's scale-ins, else of

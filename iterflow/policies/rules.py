@@ -27,7 +27,9 @@ class TargetPolicy(AdaptivePolicy):
       predicted executor-seconds ``e·T(e)`` among those with ``T(e) <= left / (1 + margin)``
       (the smallest such count when scaling is sub-linear); if none is, the target is out of
       reach: to the count with the earliest predicted finish, a rescale's price included, at
-      once (urgent: no hysteresis, no cooldown; the reason says so);
+      once (urgent: no hysteresis, no cooldown; the reason says so). A larger count's ``T(e)``
+      runs at the current size until its executors register (the delay measured on earlier
+      scale-outs): a scale-out that cannot arrive in time is not asked for;
     * scale in only when comfortably ahead, ``T(current) < left / (1 + slack)``, to the cheapest
       count with ``T(e) <= left / (1 + (margin + slack) / 2)`` -- inside the band, so the next
       noisy barrier does not call for a scale-out.
@@ -48,7 +50,8 @@ class TargetPolicy(AdaptivePolicy):
         elapsed = elapsed_seconds(ctx.history)
         left = self.target_seconds - elapsed
         E = ctx.candidates
-        T = ctx.predictor.total(E, ctx.forecast, mean_barrier(ctx.history))
+        delay, late = self.registration_delay(ctx.history)  # more executors help only once there
+        T = ctx.predictor.total(E, ctx.forecast, mean_barrier(ctx.history), current=ctx.current, delay=delay)
         tc = float(ctx.predictor.total([ctx.current], ctx.forecast, mean_barrier(ctx.history))[0])
 
         def cheapest(goal: float) -> int | None:
@@ -56,7 +59,8 @@ class TargetPolicy(AdaptivePolicy):
             return int(E[ok[np.argmin(E[ok] * T[ok])]]) if ok.size else None
 
         head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
-                f"{self.target_seconds:g}s (elapsed {elapsed:.1f}s, {ctx.forecast.how}; {ctx.predictor.note})")
+                f"{self.target_seconds:g}s (elapsed {elapsed:.1f}s, {ctx.forecast.how}; {ctx.predictor.note}"
+                + (f"; {late})" if delay > 0 else ")"))
         if tc > left / (1 + self.margin):
             e = cheapest(left / (1 + self.margin))
             if e is None:

@@ -1,0 +1,77 @@
+"""A scale-out's executors register seconds after they are asked for (7-8 s on the emulated
+cluster): the policies count that delay, learned from earlier scale-outs, so they do not ask
+for executors that would arrive after the run ended (no Spark)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from fakes import H
+from iterflow.loop.records import records, registration_delays
+from iterflow.policies import TargetPolicy
+
+QUICK = dict(wait_count=1, cooldown=0, warmup=0)
+
+
+class Model:
+    """Fitted: ``1 + 100/e`` seconds a superstep."""
+
+    X_ = [[0.0, 0.0]]
+
+    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+        return 1.0 + 100.0 / scale_out
+
+
+def row(i: int, e: int, wall: float = 10.0, **act) -> dict:
+    return {"superstep": i, "executors": e, "cores": e, "wall_seconds": wall, "work": 1.0, "partitions": 8,
+            "barrier_seconds": 0.5, **act}
+
+
+def scale_out_run(arrive: bool = True) -> list[dict]:
+    """2 -> 4 asked at barrier 2, still coming at 3, seen registered at barrier 4."""
+    rows = [row(1, 2), row(2, 2, executors_requested=4, executors_active=2, executors_pending=2,
+                          actuation_seconds=0.01),
+            row(3, 2, wall=12.0, executors_requested=4, executors_active=2, executors_pending=2)]
+    if arrive:
+        rows += [row(4, 2, wall=11.0, executors_requested=4, executors_active=4, executors_arrived=2), row(5, 4)]
+    else:  # withdrawn: a scale-in to 2 asked at barrier 4
+        rows += [row(4, 2, executors_requested=2, executors_active=2), row(5, 2)]
+    return rows
+
+
+def test_registration_delay_is_the_time_run_at_the_old_size_until_they_were_seen():
+    assert registration_delays(records(scale_out_run())) == [pytest.approx(12.5 + 11.5)]
+    assert registration_delays(records(scale_out_run(arrive=False))) == []
+
+
+def test_registration_delay_of_a_simulated_run_is_seen_from_the_grown_size():
+    rows = scale_out_run()[:3] + [row(4, 4, executors_requested=4, executors_active=4), row(5, 4)]
+    assert registration_delays(records(rows)) == [pytest.approx(23.0)]
+
+
+def test_target_does_not_ask_for_executors_that_would_come_after_the_run():
+    """Out of reach at any size: without a delay the earliest finish is at the maximum; with
+    executors known to take longer to register than the rest of the run, it is where the run
+    is now, and the reason says why."""
+    m = Model()
+    hist = [row(i, 2, wall=51.0) for i in (1, 2, 3)]  # 2 supersteps left: 102 s at 2 executors
+    blind = TargetPolicy(160, max_executors=16, max_iterations=5, rescale_seconds=0, **QUICK)
+    assert blind.decide(**H(hist, m)).executors == 16
+    p = TargetPolicy(160, max_executors=16, max_iterations=5, rescale_seconds=0, **QUICK)
+    slow = [dict(r, wall_seconds=r["wall_seconds"] * 10) for r in scale_out_run()]  # 231 s to register
+    p.learn_rescales(pd.DataFrame(slow))
+    r = p.decide(**H(hist, m))
+    assert r.executors is None, r.reason
+    assert "executors register ~231.0s after asked (1 seen)" in r.reason
+
+
+def test_a_short_delay_still_scales_out_and_a_run_measured_delay_comes_first():
+    m = Model()
+    hist = [row(i, 2, wall=51.0) for i in (1, 2, 3)]
+    p = TargetPolicy(160, max_executors=16, max_iterations=12, rescale_seconds=0, **QUICK)
+    p.learn_rescales(pd.DataFrame([dict(r, wall_seconds=r["wall_seconds"] * 10) for r in scale_out_run()]))
+    # 9 supersteps left (459 s at 2): 231 s of them at 2, the rest at the new size -- still the earliest
+    assert p.decide(**H(hist, m)).executors == 16
+    own = scale_out_run()[:4]  # this run's own scale-out registered in 24 s
+    r = p.decide(**H(own, m))
+    assert "executors register ~24.0s after asked (1 seen)" in r.reason
