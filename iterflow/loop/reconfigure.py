@@ -58,7 +58,9 @@ class Reconfigurer:
         self.follow_cores = follow_cores
         self.wait_for_executors = wait_for_executors
         self.pending: tuple[int, float, int] | None = None  # (executors asked for, deadline, before)
-        self.asked: int | None = None  # the executor total last requested at a barrier
+        # (executors asked for instead, deadline): a scale-out withdrawn while its executors were
+        # registering; until its deadline, late arrivals beyond the new request are removed
+        self.withdrawn: tuple[int, float] | None = None
 
     def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
               history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
@@ -80,20 +82,25 @@ class Reconfigurer:
         current = act.executors_active or 0
         partitions, assignment = reconf.partitions, reconf.bin_assignment
         wanted = reconf.executors
-        withdrawn = self.pending is not None and wanted is not None and wanted < self.pending[0]
+        withdraw = self.pending is not None and wanted is not None and wanted < self.pending[0]
+        if withdraw:
+            self.withdrawn = (wanted, self.pending[1])
         if self.pending is not None and wanted in (None, self.pending[0]):
             # asked again for what is already coming: no new request, the register timeout runs on
             act, partitions = self._pending_executors(act, partitions, assignment)
             wanted = None
-        elif self.pending is None and wanted is None and self.asked is not None and self.actuator is not None:
+        elif self.withdrawn is not None and wanted is None and self.actuator is not None:
             # executors a withdrawn scale-out launched anyway (a standalone master starts them at
             # once) register late: more than asked for, they are removed as a scale-in would
-            extra = self.actuator.registered() - self.asked
+            asked, deadline = self.withdrawn
+            extra = self.actuator.registered() - asked
+            if time.monotonic() >= deadline:
+                self.withdrawn = None  # no more to come: no more looking (a py4j call a barrier)
             if extra > 0:
-                wanted, current = self.asked, self.asked + extra
+                wanted, current = asked, asked + extra
                 act = replace(act, actuation_note=f"removing {extra} executor{'s' if extra > 1 else ''} that "
                                                   f"registered after their scale-out was withdrawn")
-        if wanted is not None and (wanted != current or withdrawn) and self.actuator is not None:
+        if wanted is not None and (wanted != current or withdraw) and self.actuator is not None:
             t0 = time.perf_counter()  # the barrier's stall: securing the state, then the actuator's
             if wanted < current and not self.recovery.is_anchor(state):
                 secured, _ = engine.barrier(state, reliable=True)
@@ -106,7 +113,9 @@ class Reconfigurer:
             act = replace(act, executors_requested=done.requested, executors_active=done.active,
                           actuation_seconds=secured_seconds + done.waited_seconds,
                           actuation_note=done.note or act.actuation_note, cores_after=cores)
-            self.pending, self.asked = None, done.requested
+            self.pending = None
+            if self.withdrawn is not None and done.requested != self.withdrawn[0]:
+                self.withdrawn = None  # a new request: what comes now is asked for
             if done.requested > done.active and not self.wait_for_executors:
                 self.pending = (done.requested, time.monotonic() + self._register_timeout(), done.before)
                 act = replace(act, executors_pending=done.requested - done.active)
@@ -146,7 +155,6 @@ class Reconfigurer:
                 note = (f"scale-out to {asked} executors got {active} within {self._register_timeout():.0f}s "
                         "(cluster full?); continuing at the current size")
                 self.actuator.set_executors(active)
-                self.asked = active
                 act = replace(act, executors_requested=asked, executors_active=active, actuation_note=note)
             if partitions is None and assignment is None and self.follow_cores:
                 count = partitions_for(self.start_partitions, cores)

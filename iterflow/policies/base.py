@@ -215,7 +215,8 @@ class AdaptivePolicy(PolicyBase):
         seen = registration_delays(history) or self.past_delays
         if not seen:
             return 0.0, "registration delay not measured yet"
-        return float(np.median(seen)), f"executors register ~{float(np.median(seen)):.1f}s after asked ({len(seen)} seen)"
+        delay = float(np.median(seen))
+        return delay, f"executors register ~{delay:.1f}s after asked ({len(seen)} seen)"
 
     def learn_rescales(self, history: Any) -> int:
         """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
