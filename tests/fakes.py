@@ -104,6 +104,7 @@ class FakeActuator:
     register_timeout: float = 60.0
     launched: bool = False
     coming: list = field(default_factory=list)
+    delays: list = field(default_factory=list)  # what start_delays measured on the "cluster"
 
     def set_executors(self, target: int, wait: bool = True) -> Actuation:
         before = self.engine.executors
@@ -117,6 +118,9 @@ class FakeActuator:
         self.coming = []
         self.engine.executors = target
         return Actuation(target, before, target, 0.5)
+
+    def start_delays(self) -> list[float]:
+        return list(self.delays)
 
     def registered(self) -> int:
         if self.coming and not self.refuse:
@@ -190,3 +194,6 @@ class ScriptedPolicy:
     def learn_rescales(self, history) -> int:
         self.learned.append(list(history))
         return len(history)
+
+    def learn_start_delays(self, delays) -> None:
+        self.start_delays = list(delays)

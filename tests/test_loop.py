@@ -120,6 +120,17 @@ def test_warm_start_and_first_executors_go_through_the_loop():
     assert len(policy.learned) == 1 and [r.superstep for r in policy.learned[0]] == [1, 2, 3, 4]
 
 
+def test_the_policy_learns_the_clusters_executor_start_latency_after_the_first_executors():
+    """From an empty store: the delays the actuator measured (its start-up scale-out included)."""
+    policy = ScriptedPolicy()
+    engine = FakeEngine(1)
+    actuator = FakeActuator(engine, delays=[4.2, 3.9])
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=actuator,
+                             model=FakeModel(), partitions=4, start_executors=3)
+    driver.run(Doubling(max_iterations=2))
+    assert policy.start_delays == [4.2, 3.9] and policy.learned == []
+
+
 def test_a_warm_start_teaches_a_replaying_model_the_clusters_task_slow_down():
     """Earlier runs of the program at 1 and 2 slots whose tasks took 1.5x longer at 2: the live
     model's replay learns it (a run only ever seen at one size is then predicted honestly)."""

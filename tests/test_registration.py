@@ -62,7 +62,7 @@ def test_target_does_not_ask_for_executors_that_would_come_after_the_run():
     p.learn_rescales(pd.DataFrame(slow))
     r = p.decide(**H(hist, m))
     assert r.executors is None, r.reason
-    assert "executors register ~231.0s after asked (1 seen)" in r.reason
+    assert "executors register ~231.0s after asked (1 seen in earlier runs)" in r.reason
 
 
 def test_a_short_delay_still_scales_out_and_a_run_measured_delay_comes_first():
@@ -75,3 +75,42 @@ def test_a_short_delay_still_scales_out_and_a_run_measured_delay_comes_first():
     own = scale_out_run()[:4]  # this run's own scale-out registered in 24 s
     r = p.decide(**H(own, m))
     assert "executors register ~24.0s after asked (1 seen)" in r.reason
+
+
+def test_from_an_empty_store_the_clusters_executor_start_latency_is_the_delay():
+    """No record of a scale-out anywhere: what the actuator measured on the live cluster before
+    the run; earlier runs' records come before it, this run's before both."""
+    m = Model()
+    hist = [row(i, 2, wall=51.0) for i in (1, 2, 3)]
+    p = TargetPolicy(160, max_executors=16, max_iterations=5, rescale_seconds=0, **QUICK)
+    p.learn_start_delays([230.0, 232.0, 250.0])
+    r = p.decide(**H(hist, m))
+    assert r.executors is None and "~232.0s after asked (3 executor starts of this cluster)" in r.reason
+    p.learn_rescales(pd.DataFrame(scale_out_run()))  # an earlier run's: 24 s
+    assert "~24.0s after asked (1 seen in earlier runs)" in p.decide(**H(hist, m)).reason
+
+
+class Store:
+    """The status store's executor list as the REST API gives it (``addTime`` in epoch ms)."""
+
+    def __init__(self, added: dict[str, float]) -> None:
+        self.added = added
+
+    def executors(self, active_only: bool = True) -> list[dict]:
+        return [{"id": k, "addTime": v * 1000.0} for k, v in self.added.items()]
+
+
+class Context:
+    def __init__(self, added: dict[str, float], asked: list[tuple[float, int]]) -> None:
+        self._iterflow_status = Store(added)
+        self._iterflow_scale_outs = asked
+
+
+def test_executor_start_delays_pair_each_executor_with_the_scale_out_before_it():
+    from iterflow.observe.sparkinfo import executor_start_delays
+
+    # start-up executors 0-3 (before any request), 1 -> 3 asked at 100 (4, 5 came), 3 -> 4 at 200
+    sc = Context({"driver": 1.0, "0": 13.0, "1": 13.5, "2": 13.2, "3": 12.9, "4": 104.3, "5": 103.9,
+                  "6": 206.0, "7": 900.0}, [(100.0, 3), (200.0, 4)])
+    assert sorted(executor_start_delays(sc, bound=60.0)) == pytest.approx([3.9, 4.3, 6.0])
+    assert executor_start_delays(Context({"0": 13.0}, []), bound=60.0) == []

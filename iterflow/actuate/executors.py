@@ -35,7 +35,8 @@ from typing import Any
 from py4j.protocol import Py4JError
 
 from iterflow.loop.ports import Actuation
-from iterflow.observe.sparkinfo import StatusStore, executor_snapshot, leaving
+from iterflow.observe.sparkinfo import (StatusStore, executor_snapshot, executor_start_delays, leaving,
+                                        scale_out_requests)
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,17 @@ class ExecutorActuator:
         """Executors registered now."""
         return executor_snapshot(self.sc).executors
 
+    def _log_scale_out(self, target: int, before: int) -> None:
+        """Note when a scale-out was asked; a repeat of one still pending is not a new one."""
+        asked = scale_out_requests(self.sc)
+        if not (asked and asked[-1][1] == target and before < target and time.time() - asked[-1][0] < self.register_timeout):
+            asked.append((time.time(), target))
+
+    def start_delays(self) -> list[float]:
+        """Seconds the executors of this application's scale-outs took to register (the live
+        cluster's executor start latency; :func:`~iterflow.observe.sparkinfo.executor_start_delays`)."""
+        return executor_start_delays(self.sc, self.register_timeout)
+
     def lower_request(self, active: int) -> None:
         """Ask for what there is, so Spark does not keep asking in the background."""
         self.jsc.requestTotalExecutors(max(active, 1), 0, self._empty_map())
@@ -88,6 +100,8 @@ class ExecutorActuator:
         snap = executor_snapshot(self.sc)
         before = snap.executors
         removed: tuple[str, ...] = ()
+        if target > before:
+            self._log_scale_out(target, before)
         self.jsc.requestTotalExecutors(target, 0, self._empty_map())
         if target < before:
             load = self.cached_bytes()

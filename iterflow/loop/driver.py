@@ -212,14 +212,17 @@ class IterationDriver:
                          recompute=lambda: program.result(self.recovery.secured(program, final, history)))
 
     def _start(self, program: IterativeProgram) -> None:
-        """Before the program loads its input: the first executors, and the warm start from
-        earlier runs (the model learns their steady supersteps, the policy their rescales)."""
+        """Before the program loads its input: the first executors, the cluster's executor start
+        latency as measured so far, and the warm start from earlier runs (the model learns their
+        steady supersteps, the policy their rescales)."""
         program.partitions = self.partitions
         self.engine.set_partitions(self.partitions)
         if self.start_executors and self.actuator is not None:
             act = self.actuator.set_executors(self.start_executors)
             if act.note:
                 log.warning(act.note)
+        if self.actuator is not None:  # from an empty store, the only registration delay there is
+            self.policy.learn_start_delays(self.actuator.start_delays())
         if self.past:
             self._feed(self.past)
             self.policy.learn_rescales(self.past)

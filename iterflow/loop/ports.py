@@ -84,6 +84,9 @@ class Actuator(Protocol):
     def registered(self) -> int:
         """Executors registered now."""
 
+    def start_delays(self) -> list[float]:
+        """Seconds the executors this application asked for took to register, as measured so far."""
+
 
 class Model(Protocol):
     """The resource model as the loop uses it (:class:`~iterflow.model.live.LiveModel`).

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -147,6 +147,7 @@ class AdaptivePolicy(PolicyBase):
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
         self.past_scale_ins: list[float] = []  # the scale-ins among them
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
+        self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)
         super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -211,12 +212,22 @@ class AdaptivePolicy(PolicyBase):
 
     def registration_delay(self, history: History) -> tuple[float, str]:
         """Seconds from a scale-out's request to its executors' registration: the median of this
-        run's, else of earlier runs' (:meth:`learn_rescales`), else 0 (unknown: no reason to wait)."""
-        seen = registration_delays(history) or self.past_delays
+        run's, else of earlier runs' (:meth:`learn_rescales`), else of the executors this
+        cluster started for the application before the run (:meth:`learn_start_delays`), else 0
+        (unknown: no reason to wait)."""
+        seen, where = registration_delays(history), "seen"
+        if not seen:
+            seen, where = (self.past_delays, "seen in earlier runs") if self.past_delays else \
+                (self.start_delays, "executor starts of this cluster")
         if not seen:
             return 0.0, "registration delay not measured yet"
         delay = float(np.median(seen))
-        return delay, f"executors register ~{delay:.1f}s after asked ({len(seen)} seen)"
+        return delay, f"executors register ~{delay:.1f}s after asked ({len(seen)} {where})"
+
+    def learn_start_delays(self, delays: Sequence[float]) -> None:
+        """Remember how long this cluster took to start executors before the run (measured live
+        by the actuator): the registration delay of a cold start, with no earlier run's record."""
+        self.start_delays = [float(d) for d in delays]
 
     def learn_rescales(self, history: Any) -> int:
         """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the

@@ -50,6 +50,10 @@ class Policy(Protocol):
         """Learn what a rescale costs from earlier runs' records; returns how many were seen."""
         ...
 
+    def learn_start_delays(self, delays: Sequence[float]) -> None:
+        """Learn how long this cluster takes to start an executor (seconds, measured live)."""
+        ...
+
 
 class PolicyBase:
     """The common surface: a name, the bounded log of changes, no Spark settings, nothing to
@@ -65,6 +69,9 @@ class PolicyBase:
 
     def learn_rescales(self, history: History) -> int:
         return 0
+
+    def learn_start_delays(self, delays: Sequence[float]) -> None:
+        return None
 
     def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
                plan: RunPlan | None = None) -> Reconfiguration:
@@ -93,6 +100,9 @@ class Wrapper(PolicyBase):
 
     def learn_rescales(self, history: History) -> int:
         return self.inner.learn_rescales(history)
+
+    def learn_start_delays(self, delays: Sequence[float]) -> None:
+        self.inner.learn_start_delays(delays)
 
 
 class StaticPolicy(PolicyBase):
