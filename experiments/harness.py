@@ -62,6 +62,7 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
     if extra:
         extra(ap)
     args = ap.parse_args()
+    args.reps_given = args.reps is not None
     args.reps = args.reps or quick_reps
     args.data = args.data or ("small" if args.quick else "large")
     if args.sklearn_model is None:

@@ -52,7 +52,8 @@ def extra(ap) -> None:
     ap.add_argument("--jobs", default="pagerank,wcc,kmeans")
     ap.add_argument("--targets", type=int, default=None, help="targets per job (default 3 quick, 10 full)")
     ap.add_argument("--supersteps", type=int, default=None, help="PageRank and k-means (default 8 quick, 14 full)")
-    ap.add_argument("--from-csv", action="store_true", help="only analyse results/pareto.csv again")
+    ap.add_argument("--from-csv", action="store_true", help="only analyse results/pareto[_TAG].csv again")
+    ap.add_argument("--tag", default="", help="results go to results/pareto_TAG* (default: results/pareto*)")
 
 
 def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
@@ -81,12 +82,13 @@ def whole(run: Any) -> tuple[float, float]:
 
 def main() -> int:
     args = parse_args(__doc__, NAME, extra, quick_reps=1)
+    stem = f"{NAME}_{args.tag}" if args.tag else NAME
     if args.from_csv:  # the analysis again, on the runs saved by an earlier call
-        df = pd.read_csv(RESULTS / f"{NAME}.csv")
+        df = pd.read_csv(RESULTS / f"{stem}.csv")
         text = analyse(df, args.workers)
         print("\n".join(text))
         return 0
-    if not args.quick and args.reps == 1:
+    if not args.quick and not args.reps_given:  # full mode: 3 reps unless told otherwise
         args.reps = 3
     n = args.supersteps or (8 if args.quick else 14)
     n_targets = args.targets or (3 if args.quick else 10)
@@ -137,14 +139,14 @@ def main() -> int:
     df = pd.DataFrame(rows)
     df["cluster_note"] = note
     RESULTS.mkdir(parents=True, exist_ok=True)
-    df.to_csv(RESULTS / f"{NAME}.csv", index=False)
+    df.to_csv(RESULTS / f"{stem}.csv", index=False)
     pd.concat([t.dropna(axis=1, how="all") for t in runs.tables], ignore_index=True).to_csv(
-        RESULTS / f"{NAME}_supersteps.csv", index=False)
+        RESULTS / f"{stem}_supersteps.csv", index=False)
     text = analyse(df, W) + [f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
                              f"{args.reps} rep(s); {n} supersteps (PageRank, k-means), WCC to convergence"]
-    (RESULTS / f"{NAME}.txt").write_text("\n".join(text) + "\n")
+    (RESULTS / f"{stem}.txt").write_text("\n".join(text) + "\n")
     print("\n".join(text))
-    figures(df, W)
+    figures(df, W, stem)
     return 0
 
 
@@ -202,7 +204,7 @@ def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
     return out
 
 
-def figures(df: pd.DataFrame, W: int) -> None:
+def figures(df: pd.DataFrame, W: int, stem: str = NAME) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -224,7 +226,7 @@ def figures(df: pd.DataFrame, W: int) -> None:
         ax.set_title(f"{job}: adaptive runs against the static frontier")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(RESULTS / f"{NAME}_{job}.png", dpi=110)
+        fig.savefig(RESULTS / f"{stem}_{job}.png", dpi=110)
         plt.close(fig)
 
 

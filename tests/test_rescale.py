@@ -115,3 +115,50 @@ def test_a_scale_out_that_does_not_wait_is_in_force_once_executors_register(spar
     e = g.edges.toPandas()[["src", "dst"]].to_numpy()
     ref = scipy_pagerank(e, np.sort(g.vertices.toPandas()["id"].to_numpy()), 0.85, 12)
     assert ((got.loc[ref.index] - ref).abs() / ref).max() <= 1e-6
+
+
+class OutThenBack(PolicyBase):
+    """1 executor at barrier 1; 2 asked at barrier 3 and withdrawn at barrier 4 (1 again)."""
+
+    name = "scripted"
+
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        n = {1: 1, 3: 2, 4: 1}.get(history[-1].superstep)
+        return Reconfiguration(reason=f"test: {n}", executors=n) if n else Reconfiguration.none("test: keep")
+
+
+def test_a_withdrawn_scale_out_ends_at_the_smaller_size_on_the_real_cluster(spark, tmp_path):
+    """A scale-in asked while a scale-out's executor is still starting lowers the request; the
+    executor the standalone master launched anyway is removed when it registers. Checked in
+    Spark's event log: the run's last supersteps ran on the one executor the policy asked for."""
+    import time
+
+    from algorithms import PageRank
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.inputs.generate import write_rmat
+    from iterflow.inputs.graphio import load_graph
+
+    sc = spark.sparkContext
+    first_job = int(sc._jsc.sc().dagScheduler().numTotalJobs())
+    g = load_graph(spark, str(write_rmat(tmp_path / "g.txt", 11, 15_000, seed=23)), "edgelist", partitions=2)
+    reconf: list = []
+
+    def slow_while_withdrawn(rec):  # supersteps this small end before a JVM starts: give it time
+        if rec.superstep >= 4 and len(reconf) < 8:
+            reconf.append(rec.superstep)
+            time.sleep(1.0)
+
+    driver = IterationDriver(spark, OutThenBack(), partitions=2, on_superstep=slow_while_withdrawn)
+    res = driver.run(PageRank(g, 0.85, max_iterations=14))
+    r = {x.superstep: x for x in res.records}
+    assert r[3].actuated.executors_requested == 2
+    if not r[3].actuated.executors_pending:
+        pytest.skip("the executor registered within one superstep: nothing was left to withdraw")
+    assert r[4].actuated.executors_requested == 1 and not r[4].actuated.executors_pending
+    assert res.records[-1].executors == 1 and res.records[-2].executors == 1
+    late = [x for x in res.records if "withdrawn" in (x.actuated.actuation_note or "")]
+    seen = executors_by_superstep(find_log(Path(spark.conf.get("iterflow.test.eventlog")), sc.applicationId),
+                                  first_job)
+    # whether or not the master launched it, no superstep after the last removal used 2 executors
+    after = (late[-1].superstep if late else 4) + 1
+    assert all(seen[i]["tasks"] == 1 for i in range(after + 1, 15)), seen
