@@ -112,7 +112,8 @@ class Reconfigurer:
             cores = engine.snapshot().cores
             act = replace(act, executors_requested=done.requested, executors_active=done.active,
                           actuation_seconds=secured_seconds + done.waited_seconds,
-                          actuation_note=done.note or act.actuation_note, cores_after=cores)
+                          actuation_note="; ".join(n for n in (act.actuation_note, done.note) if n) or None,
+                          cores_after=cores)
             self.pending = None
             if self.withdrawn is not None and done.requested != self.withdrawn[0]:
                 self.withdrawn = None  # a new request: what comes now is asked for
