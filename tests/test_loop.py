@@ -303,3 +303,17 @@ def test_without_the_withdrawal_the_late_arrivals_would_be_kept():
     """The same cluster, the policy never lowering: 4 come and stay (what the withdrawal undoes)."""
     driver, _ = scaling({2: 4}, lag=2, launched=True)
     assert driver.run(Doubling(max_iterations=6)).records[-1].executors == 4
+
+
+def test_a_scale_out_raised_while_its_executors_are_coming_is_the_same_scale_out():
+    """Seen in pareto on the full PageRank input: 1 -> 3 asked, then 1 -> 4 while the 3 came;
+    the raise was taken for a new rescale and the first was priced at its pause (0.0 s)."""
+    from iterflow.loop.records import registration_delays, rescale_costs
+
+    driver, _ = scaling({2: 3, 3: 4}, lag=100)  # never there: no price yet
+    rs = driver.run(Doubling(max_iterations=7)).records
+    assert rs[2].actuated.executors_requested == 4 and rs[2].actuated.executors_pending
+    assert rescale_costs(rs) == [] and registration_delays(rs) == []
+    came, _ = scaling({2: 3, 3: 4}, lag=3)  # arriving: one scale-out, one price, timed from the first request
+    rs = came.run(Doubling(max_iterations=7)).records
+    assert len(rescale_costs(rs)) == 1 and len(registration_delays(rs)) == 1

@@ -115,26 +115,3 @@ def test_executor_start_delays_pair_each_executor_with_the_scale_out_before_it()
     assert sorted(executor_start_delays(sc, bound=60.0)) == pytest.approx([3.9, 4.3, 6.0])
     assert executor_start_delays(Context({"0": 13.0}, []), bound=60.0) == []
 
-
-class Flat(Model):
-    """PageRank on the emulated cluster, roughly: ``0.5 + 0.7/e`` seconds a superstep."""
-
-    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
-        return 0.5 + 0.7 / scale_out
-
-
-def test_from_a_cold_start_a_scale_out_is_priced_one_superstep_not_a_fixed_ten_seconds():
-    """Measured in pareto (full PageRank, stop 22): executors register ~7.7 s after asked; a
-    scale-out at barrier 2 would save ~3 s over the 12 supersteps left; the 10 s prior (from
-    when the barrier waited for registration, now counted as the delay) kept 1 executor and the
-    target was missed. Without a measured price the prior is one superstep."""
-    hist = [dict(row(i, 1, wall=1.2), barrier_seconds=0.01) for i in (1, 2)]
-    kw = dict(max_executors=4, max_iterations=14, **QUICK)
-    old = TargetPolicy(15.0, rescale_seconds=10.0, **kw)
-    old.learn_start_delays([7.7])
-    r = old.decide(**H(hist, Flat()))
-    assert r.executors is None and "(a rescale priced 10.0s, prior)" in r.reason
-    new = TargetPolicy(15.0, **kw)
-    new.learn_start_delays([7.7])
-    assert new.decide(**H(hist, Flat())).executors == 4
-    assert new.rescale_cost(records(hist)) == (pytest.approx(1.2), "prior: one superstep")

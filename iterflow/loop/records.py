@@ -323,10 +323,14 @@ def executor_seconds(record: SuperstepRecord, span_seconds: float | None = None)
 
 
 def _repeats(previous: SuperstepRecord, record: SuperstepRecord) -> bool:
-    """``record`` asks again for the executors ``previous`` asked for and are still coming."""
+    """``record`` asks again for the executors ``previous`` asked for and are still coming, or
+    for more: the same scale-out, grown (``target`` asked 1 -> 3, then 1 -> 4 while the 3 were
+    coming; the raise closed the first account at its 0.01 s pause, and the next barriers priced
+    a rescale at 0.0 s "measured" while the executors took 21 s to come and 17 s cold)."""
     a, b = previous.actuated, record.actuated
     return (a is not None and b is not None and bool(a.executors_pending)
-            and a.executors_requested is not None and b.executors_requested == a.executors_requested)
+            and a.executors_requested is not None and b.executors_requested is not None
+            and b.executors_requested >= a.executors_requested)
 
 
 def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = None) -> list[float]:

@@ -127,7 +127,7 @@ class AdaptivePolicy(PolicyBase):
     def __init__(self, *, max_executors: int, min_executors: int = 1, cores_per_executor: int = 1,
                  start_executors: int | None = None, wait_count: int = 3, cooldown: int = 1,
                  warmup: int = 1, backoff: int = 3, max_iterations: int | None = None,
-                 tol: float | None = None, window: int = 5, rescale_seconds: float | None = None) -> None:
+                 tol: float | None = None, window: int = 5, rescale_seconds: float = 10.0) -> None:
         if not 1 <= min_executors <= max_executors:
             raise ValueError(f"need 1 <= min_executors <= max_executors (got {min_executors}, {max_executors})")
         if start_executors is not None and not min_executors <= start_executors <= max_executors:
@@ -141,9 +141,9 @@ class AdaptivePolicy(PolicyBase):
         self.start_executors = int(start_executors if start_executors is not None else max_executors)
         self.wait_count, self.cooldown, self.warmup, self.backoff = wait_count, cooldown, warmup, backoff
         self.max_iterations, self.tol, self.window = max_iterations, tol, window
-        if rescale_seconds is not None and not rescale_seconds >= 0:
+        if not rescale_seconds >= 0:
             raise ValueError(f"rescale_seconds must be >= 0 (got {rescale_seconds})")
-        self.rescale_seconds = None if rescale_seconds is None else float(rescale_seconds)
+        self.rescale_seconds = float(rescale_seconds)
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
         self.past_scale_ins: list[float] = []  # the scale-ins among them
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
@@ -200,24 +200,20 @@ class AdaptivePolicy(PolicyBase):
 
     def rescale_cost(self, history: History) -> tuple[float, str]:
         """Wall seconds one rescale costs (its pause at the barrier, re-distributing the state,
-        the cold superstep after it): the median of the rescales in ``history``, else of earlier
-        runs' (:meth:`learn_rescales`), else the prior ``rescale_seconds`` if given, else one
-        superstep at the current size. Not the wait for new executors: a scale-out does not
-        wait at the barrier, and the supersteps run meanwhile at the old size are counted by
-        :meth:`registration_delay`. (A fixed 10 s prior, from when the barrier waited, counted
-        that wait twice: PageRank's ``target`` kept 1 executor and missed a target that 3 would
-        have met, "would save ~3.5s, not more than a rescale costs (~10.0s, prior)".)"""
+        the cold supersteps after it): the median of the rescales in ``history``, else of
+        earlier runs' (:meth:`learn_rescales`), else the prior ``rescale_seconds``. The wait
+        for a scale-out's executors is the registration delay (:meth:`registration_delay`),
+        not part of this price. The prior stays 10 s: one superstep (~1.2 s), tried on the full
+        PageRank input here, let ``target`` scale out from a cold start, and that scale-out
+        cost 21 s of registration and 17 s of cold supersteps (fresh 0.5-core JVMs) in a 17 s
+        job, against the 10 s prior's keeping 1 executor (``experiments/results/pareto_full_pagerank_prior*``)."""
         seen = rescale_costs(history)
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
         if self.past_rescales:
             n = len(self.past_rescales)
             return float(np.median(self.past_rescales)), f"learned from {n} rescale{'s' if n > 1 else ''} of earlier runs"
-        if self.rescale_seconds is not None:
-            return self.rescale_seconds, "prior"
-        # a fresh executor's first supersteps run up to ~2x slower (cold JVM): about one
-        # superstep's excess, the relayout included
-        return (float(history[-1].wall_seconds) if history else 0.0), "prior: one superstep"
+        return self.rescale_seconds, "prior"
 
     def registration_delay(self, history: History) -> tuple[float, str]:
         """Seconds from a scale-out's request to its executors' registration: the median of this
