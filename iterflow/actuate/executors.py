@@ -74,11 +74,11 @@ class ExecutorActuator:
         """Executors registered now."""
         return executor_snapshot(self.sc).executors
 
-    def _log_scale_out(self, target: int, before: int) -> None:
+    def _log_scale_out(self, target: int) -> None:
         """Note when a scale-out was asked; a repeat of one still pending is not a new one."""
-        asked = scale_out_requests(self.sc)
-        if not (asked and asked[-1][1] == target and before < target and time.time() - asked[-1][0] < self.register_timeout):
-            asked.append((time.time(), target))
+        asked, now = scale_out_requests(self.sc), time.time()
+        if not (asked and asked[-1][1] == target and now - asked[-1][0] < self.register_timeout):
+            asked.append((now, target))
 
     def start_delays(self) -> list[float]:
         """Seconds the executors of this application's scale-outs took to register (the live
@@ -101,7 +101,7 @@ class ExecutorActuator:
         before = snap.executors
         removed: tuple[str, ...] = ()
         if target > before:
-            self._log_scale_out(target, before)
+            self._log_scale_out(target)
         self.jsc.requestTotalExecutors(target, 0, self._empty_map())
         if target < before:
             load = self.cached_bytes()

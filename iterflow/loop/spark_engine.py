@@ -30,6 +30,8 @@ class SparkEngine:
         self.spark = spark
         self.sc = spark.sparkContext
         self.events = attach(self.sc)
+        # the size estimate a checkpointed frame may keep (_bounded_stats): read once, not per barrier
+        self.size_cap = int(spark._jsparkSession.sessionState().conf().defaultSizeInBytes())
 
     def job_group(self, name: str, description: str) -> None:
         self.sc.setJobGroup(name, description, interruptOnCancel=False)
@@ -64,16 +66,13 @@ class SparkEngine:
         estimates (k-means' centers, broadcast) are kept as they are."""
         try:
             plan = df._jdf.queryExecution().analyzed()
-            if plan.getClass().getSimpleName() != "LogicalRDD":
+            if plan.nodeName() != "LogicalRDD":
                 return df
-            stats = plan.stats()
-            cap = int(self.spark._jsparkSession.sessionState().conf().defaultSizeInBytes())
             try:
-                small = int(stats.sizeInBytes()) <= cap
+                if int(plan.stats().sizeInBytes()) <= self.size_cap:
+                    return df
             except ValueError:  # over 4300 digits: py4j cannot even hand it to Python
-                small = False
-            if small:
-                return df
+                pass
             jvm = self.sc._jvm
             # no origin statistics: LogicalRDD.computeStats then says defaultSizeInBytes
             lean = plan.copy(plan.output(), plan.rdd(), plan.outputPartitioning(), plan.outputOrdering(),

@@ -8,6 +8,7 @@ user sees in the UI, for ~3 ms a stage instead of ~10 ms an HTTP call
 """
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import urllib.request
@@ -118,9 +119,9 @@ def executor_start_delays(sc: Any, bound: float) -> list[float]:
         if e["id"] == "driver" or not isinstance(added, (int, float)):
             continue
         added /= 1000.0  # epoch milliseconds (a java.util.Date as Jackson writes it)
-        before = [t for t in asked if t <= added]
-        if before and added - before[-1] <= bound:
-            delays.append(added - before[-1])
+        k = bisect.bisect_right(asked, added)  # the latest request at or before it
+        if k and added - asked[k - 1] <= bound:
+            delays.append(added - asked[k - 1])
     return delays
 
 
