@@ -42,6 +42,7 @@ from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
+from iterflow.simulate import bounds
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 
 NAME = "pareto"
@@ -85,7 +86,8 @@ def main() -> int:
     stem = f"{NAME}_{args.tag}" if args.tag else NAME
     if args.from_csv:  # the analysis again, on the runs saved by an earlier call
         df = pd.read_csv(RESULTS / f"{stem}.csv")
-        text = analyse(df, args.workers)
+        steps = RESULTS / f"{stem}_supersteps.csv"
+        text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None)
         print("\n".join(text))
         return 0
     if not args.quick and not args.reps_given:  # full mode: 3 reps unless told otherwise
@@ -140,9 +142,9 @@ def main() -> int:
     df["cluster_note"] = note
     RESULTS.mkdir(parents=True, exist_ok=True)
     df.to_csv(RESULTS / f"{stem}.csv", index=False)
-    pd.concat([t.dropna(axis=1, how="all") for t in runs.tables], ignore_index=True).to_csv(
-        RESULTS / f"{stem}_supersteps.csv", index=False)
-    text = analyse(df, W) + [f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
+    steps = pd.concat([t.dropna(axis=1, how="all") for t in runs.tables], ignore_index=True)
+    steps.to_csv(RESULTS / f"{stem}_supersteps.csv", index=False)
+    text = analyse(df, W, steps) + [f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
                              f"{args.reps} rep(s); {n} supersteps (PageRank, k-means), WCC to convergence"]
     (RESULTS / f"{stem}.txt").write_text("\n".join(text) + "\n")
     print("\n".join(text))
@@ -150,8 +152,9 @@ def main() -> int:
     return 0
 
 
-def analyse(df: pd.DataFrame, W: int) -> list[str]:
-    """Dominance per adaptive run, the issue's goals, parallel efficiency per static size."""
+def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None) -> list[str]:
+    """Dominance per adaptive run, the issue's goals, parallel efficiency per static size and,
+    given the runs' supersteps, the best any policy could reach (:mod:`iterflow.simulate.bounds`)."""
     out = []
     for job, d in df.groupby("job", sort=False):
         st = d[d["policy"].str.startswith("static-")]
@@ -173,6 +176,47 @@ def analyse(df: pd.DataFrame, W: int) -> list[str]:
                        f"[{r['executors_path']}] -> {'dominated by ' + ', '.join(beat) if beat else 'not dominated'}"
                        + (" (never rescaled: a static run in all but name)" if fixed else ""))
         out += goals(job, d, med, W)
+        if steps is not None and "job" in steps:
+            out += best_possible(job, d, steps[steps["job"] == job], W)
+    return out
+
+
+def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int) -> list[str]:
+    """The goals' figures for the best schedule of per-superstep sizes the static runs allow
+    (exact future, free rescales, warm executors): where even that misses a goal, the cluster's
+    scaling rules it out. Times per superstep are wall + barrier seconds, median over a size's runs."""
+    st = steps[steps["policy"].astype(str).str.startswith("static-")]
+    if st.empty:
+        return []
+    runs: dict[int, list[list[float]]] = {}
+    for (pol, _), r in st.groupby(["policy", "run_id"], sort=False):
+        r = r.sort_values("superstep")
+        runs.setdefault(int(str(pol).split("-")[1]), []).append(
+            list(r["wall_seconds"] + r["barrier_seconds"].fillna(0.0)))
+    sizes, T = bounds.static_times(runs)
+    if sizes != list(range(1, W + 1)):
+        return [f"  best possible: static runs at sizes {sizes} only, need 1..{W}"]
+    t1, tmax = T[0].sum(), T[-1].sum()
+    out = [f"  best any policy could do (one size per superstep, chosen knowing every superstep's time at "
+           f"every size from the static runs; rescales free, new executors warm): supersteps "
+           f"{T.shape[1]}, static-1 {t1:.1f}s, static-{W} {tmax:.1f}s"]
+    f = bounds.fastest(sizes, T, 1.2 * t1)
+    out.append(f"    fastest within 1.2x static-1's executor-s: {1 - f.seconds / t1:+.0%} shorter "
+               f"[{f.path}]" + (" (goal on WCC >= 30%: out of reach on this cluster)"
+                                if job == "wcc" and 1 - f.seconds / t1 < 0.30 else ""))
+    c = bounds.cheapest(sizes, T, 1.1 * tmax)
+    saved = 1 - c.executor_seconds / (W * tmax)
+    out.append(f"    efficiency within +10% of static-{W}: {saved:+.0%} executor-s saved [{c.path}]"
+               + (" (goal on WCC >= 35%: out of reach on this cluster)" if job == "wcc" and saved < 0.35 else ""))
+    ratios = []
+    for target in d.loc[d["policy"] == "target", "target_seconds"].dropna():
+        meet = [e * T[i].sum() for i, e in enumerate(sizes) if T[i].sum() <= target * (1 + MET)]
+        b = bounds.cheapest(sizes, T, target * (1 + MET))
+        if meet and b is not None:
+            ratios.append(b.executor_seconds / min(meet))
+    if ratios:
+        out.append(f"    target: executor-s vs the cheapest static meeting it, median {np.median(ratios):.2f}x "
+                   f"(best {min(ratios):.2f}x) over {len(ratios)} targets a static size meets")
     return out
 
 

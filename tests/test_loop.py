@@ -317,3 +317,18 @@ def test_a_scale_out_raised_while_its_executors_are_coming_is_the_same_scale_out
     came, _ = scaling({2: 3, 3: 4}, lag=3)  # arriving: one scale-out, one price, timed from the first request
     rs = came.run(Doubling(max_iterations=7)).records
     assert len(rescale_costs(rs)) == 1 and len(registration_delays(rs)) == 1
+
+
+def test_a_scale_out_still_coming_is_unpriced_at_the_barrier_that_decides_next():
+    """Seen in pareto on the full WCC input: asked 1 -> 4 at barrier 3; at barrier 4 -- its
+    record not yet actuated, the executors still coming -- the account was closed at the
+    request's 0.01 s pause and ``target`` read "a rescale priced 0.0s, measured over 1"."""
+    from dataclasses import replace
+
+    from iterflow.loop.records import rescale_costs
+
+    driver, _ = scaling({2: 4}, lag=3)
+    rs = driver.run(Doubling(max_iterations=7)).records
+    assert rs[1].actuated.executors_pending
+    deciding = rs[:2] + [replace(rs[2], actuated=None, decided=None)]  # barrier 3, before it acts
+    assert rescale_costs(deciding) == []

@@ -238,6 +238,27 @@ def test_forecast_remaining_supersteps():
     assert RunPlan(max_iterations=6, tol=1.0).supersteps_left(stuck)[0] == 2  # within the bound
 
 
+def test_a_delta_falling_by_a_constant_step_is_extrapolated_as_a_line():
+    """WCC's full Pareto input: past the R-MAT core, labels cross a 30-vertex path one vertex a
+    superstep (24, 23, 22, ...). A geometric fit read "x0.96/superstep, ~86 left" where 21
+    were, and ``target`` scaled out for a run four times longer than the real one."""
+    deltas = [136138, 142797, 122056, 23051, 1112, 69, 30, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14,
+              13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+    plan = RunPlan(max_iterations=1000, tol=0.0)
+
+    def left(i):
+        return plan.supersteps_left(records([row(k, 1, 1.0, delta=float(deltas[k - 1])) for k in range(1, i + 1)]))
+
+    for i in range(12, 32):  # on the path: exact
+        n, how = left(i)
+        assert n == len(deltas) - i and "-1/superstep" in how, (i, n, how)
+    n, _ = left(3)  # the first three (136k, 143k, 122k): a line says 18, a geometric fit 228
+    assert n < 40
+    geometric = records([row(i, 4, 1.0, delta=0.5 * 0.6 ** i) for i in range(1, 8)])
+    n, how = RunPlan(tol=1e-4).supersteps_left(geometric)  # PageRank-like: still geometric
+    assert "x0.60/superstep" in how and n == math.ceil(math.log(1e-4 / (0.5 * 0.6 ** 7)) / math.log(0.6))
+
+
 def test_forecast_decays_shrinking_work_and_samples_long_horizons():
     hist = [row(i, 4, 1.0, work=1000.0 * 0.5 ** i) for i in range(1, 5)]
     fc = forecast(records(hist), RunPlan(max_iterations=8))

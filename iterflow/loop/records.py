@@ -355,6 +355,8 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
                 break
             pause += (nxt.predicted.cold_seconds if nxt.predicted is not None else None) or 0.0
             a = nxt.actuated
+            if a is None and nxt is history[-1]:  # the barrier deciding now: its executors may still come
+                break
             rescaled = nxt.decided is not None and nxt.decided.decision in ("up", "down") and not _repeats(prev, nxt)
             # still coming, or just arrived (their first superstep is the next): the account is open
             coming = a is not None and bool(a.executors_pending or a.executors_arrived) and not rescaled

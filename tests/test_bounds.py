@@ -1,0 +1,78 @@
+"""The best schedule any policy could reach from static per-superstep times (no Spark)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from iterflow.simulate import bounds
+
+
+def brute(sizes, T, objective, limit):
+    """Exhaustive search: the least Σobjective with Σconstraint <= limit."""
+    E = np.asarray(sizes, dtype=float)
+    best = None
+    for rows in itertools.product(range(len(E)), repeat=T.shape[1]):
+        t = T[list(rows), np.arange(T.shape[1])]
+        secs, cost = t.sum(), (E[list(rows)] * t).sum()
+        obj, con = (secs, cost) if objective == "seconds" else (cost, secs)
+        if con <= limit and (best is None or obj < best):
+            best = obj
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bounds_lie_between_exhaustive_search_at_the_limit_and_at_the_rounded_limit(seed):
+    rng = np.random.default_rng(seed)
+    sizes = [1, 2, 3, 4]
+    work = rng.uniform(0.2, 3.0, 5)
+    speedup = np.array([1.0, rng.uniform(1.0, 2.0), rng.uniform(1.0, 2.8), rng.uniform(1.0, 3.5)])
+    T = work[None, :] / speedup[:, None] + rng.uniform(0.05, 0.3, (4, 5))
+    slack = 5 * 1.0001 / bounds.GRID  # 5 supersteps, each constraint rounded down by < limit / GRID
+    budget = 1.2 * T[0].sum()
+    got = bounds.fastest(sizes, T, budget)
+    assert got.seconds <= brute(sizes, T, "seconds", budget) + 1e-9  # optimistic by construction
+    assert got.seconds >= brute(sizes, T, "seconds", budget * (1 + slack)) - 1e-9  # only by the rounding
+    assert got.executor_seconds <= budget * (1 + slack)
+    deadline = 1.1 * T[3].sum()
+    got = bounds.cheapest(sizes, T, deadline)
+    assert got.executor_seconds <= brute(sizes, T, "cost", deadline) + 1e-9
+    assert got.executor_seconds >= brute(sizes, T, "cost", deadline * (1 + slack)) - 1e-9
+    assert len(got.sizes) == 5 and got.seconds <= deadline * (1 + slack)
+
+def test_more_executors_where_the_work_is_large_when_that_pays():
+    # a shrinking job: two heavy supersteps that scale, then a tail that does not
+    T = np.array([[8.0, 8.0, 1.0, 1.0, 1.0],
+                  [4.2, 4.2, 1.1, 1.1, 1.1]])
+    got = bounds.fastest([1, 2], T, budget=T[0].sum() * 1.2)
+    assert got.sizes == (2, 2, 1, 1, 1)
+    assert got.seconds == pytest.approx(11.4)
+    # with no room above static-1's cost, the only schedule is static-1
+    assert bounds.fastest([1, 2], T, budget=T[0].sum()).sizes == (1,) * 5
+
+
+def test_the_cheapest_schedule_within_a_deadline_releases_where_it_costs_little_time():
+    T = np.array([[8.0, 8.0, 1.0, 1.0, 1.0],
+                  [4.2, 4.2, 1.1, 1.1, 1.1]])
+    got = bounds.cheapest([1, 2], T, deadline=T[1].sum() * 1.1)
+    assert got.sizes == (2, 2, 1, 1, 1)
+    assert got.executor_seconds == pytest.approx(2 * 8.4 + 3.0)
+
+
+def test_an_unreachable_limit_has_no_schedule_and_bad_input_is_named():
+    T = np.array([[2.0, 2.0], [1.5, 1.5]])
+    assert bounds.cheapest([1, 2], T, deadline=2.0) is None
+    assert bounds.fastest([1, 2], T, budget=3.0) is None
+    with pytest.raises(ValueError, match="one row of superstep times per size"):
+        bounds.fastest([1, 2, 3], T, budget=10)
+    with pytest.raises(ValueError, match="finite"):
+        bounds.fastest([1, 2], np.array([[1.0, np.nan], [1.0, 1.0]]), budget=10)
+
+
+def test_static_times_take_the_median_run_per_superstep_cut_to_the_shortest():
+    sizes, T = bounds.static_times({2: [[1.0, 2.0, 3.0], [3.0, 4.0]], 1: [[5.0, 6.0]]})
+    assert sizes == [1, 2]
+    assert T.tolist() == [[5.0, 6.0], [2.0, 3.0]]
+    with pytest.raises(ValueError, match="at least one run"):
+        bounds.static_times({1: []})
