@@ -161,6 +161,14 @@ def main() -> int:
     print(per.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print("within 20 % per repetition: " + ", ".join(
         f"rep {r}: {float((g['error'].abs() <= 0.2).mean()):.0%} of {len(g)}" for r, g in per.groupby("rep")))
+    if per["rep"].nunique() > 1:  # the floor: how well one rep's measurement predicts another's
+        wide = per.pivot_table(index=["job", "size"], columns="rep", values="measured")
+        base = per.groupby(["job", "rep"])["base"].median().unstack("rep")
+        rows = [r.dropna().to_numpy() for _, r in pd.concat([wide, base]).iterrows()]
+        diffs = [abs(a / b - 1) for r in rows for i, a in enumerate(r) for b in r[i + 1:]]
+        print(f"the measurement itself, rep against rep (the floor of any prediction; sizes {sizes[0]} "
+              f"included): within 20 % in {np.mean([d <= 0.2 for d in diffs]):.0%} of {len(diffs)} pairs, "
+              f"median difference {np.median(diffs):.0%}, largest {max(diffs):.0%}")
     print(f"{time.time() - t0:.0f}s")
     return 0
 
