@@ -42,24 +42,6 @@ DAEMON_OPTS = ("-Dspark.authenticate=true -Dspark.ui.killEnabled=false "
                "-Dspark.master.rest.enabled=false")
 
 
-# A worker capped below one core runs its JVMs (its executors') with the C1 compiler only. C2's
-# background compilation shares the cap with the tasks: measured on the issue-13 scenario
-# (PageRank, R-MAT 18/1M, 4 workers at 0.45 core, target scaling 1 -> 4 at barrier 1), jobs
-# took 54.5-59.1 s with C2 and 35.3-36.8 s with C1 only: fresh executors' first two supersteps
-# 19.6-22.6 s -> 10.9-11.2 s, warm supersteps at 4 executors ~2.1 s -> ~1.6 s.
-SMALL_NODE_JVM = "-XX:TieredStopAtLevel=1"
-
-
-def worker_java_tool_options(cpu_share: float | None, capped: bool, inherited: str | None = None) -> str | None:
-    """``JAVA_TOOL_OPTIONS`` for a worker (and the executors it forks, which inherit its
-    environment): :data:`SMALL_NODE_JVM` where a cpu quota below one core really applies;
-    an application's own ``spark.executor.extraJavaOptions`` still wins (the command line
-    comes after these)."""
-    if not capped or cpu_share is None or cpu_share >= 1:
-        return inherited
-    return f"{inherited} {SMALL_NODE_JVM}" if inherited else SMALL_NODE_JVM
-
-
 def spark_home() -> Path:
     """SPARK_HOME of the pinned pyspark (its ``bin/spark-class`` launches master and workers)."""
     import pyspark
@@ -162,10 +144,6 @@ class LocalCluster:
             if self.cpu_share is not None:
                 self._cpu = CpuShare.create(f"iterflow-{os.getpid()}-{port}", self.workers, self.cpu_share)
                 self.cpu_share_note = self._cpu.note
-            jvm = worker_java_tool_options(self.cpu_share, bool(self._cpu and self._cpu.paths),
-                                           os.environ.get("JAVA_TOOL_OPTIONS"))
-            if jvm and jvm != os.environ.get("JAVA_TOOL_OPTIONS"):
-                self.cpu_share_note += f"; executors JIT with C1 only ({SMALL_NODE_JVM})"
             for i in range(self.workers):
                 work = private_dir(self.base_dir / f"worker-{i}")
                 proc = self._spawn(f"worker-{i}", [
@@ -173,7 +151,7 @@ class LocalCluster:
                     "--port", str(free_port()), "--webui-port", str(free_port()),
                     "--cores", str(self.cores_per_worker), "--memory", self.memory,
                     "--work-dir", str(work), self.master_url,
-                ], java_tool_options=jvm)
+                ])
                 if self._cpu is not None:
                     self._cpu.add(i, proc.pid)
             self._wait(lambda doc: doc.get("aliveworkers", 0) >= self.workers,
@@ -256,14 +234,12 @@ class LocalCluster:
         return "\n".join(lines + [f"{k} {v}" for k, v in sorted(conf.items())]) + "\n"
 
     # -- internals -------------------------------------------------------------------
-    def _spawn(self, name: str, args: list[str], java_tool_options: str | None = None) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         logs = private_dir(self.base_dir / "logs")
         env = dict(os.environ, SPARK_LOCAL_IP=LOOPBACK, SPARK_HOME=str(spark_home()),
                    SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
                    SPARK_DAEMON_JAVA_OPTS=DAEMON_OPTS,
                    SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true")
-        if java_tool_options:
-            env["JAVA_TOOL_OPTIONS"] = java_tool_options
         env[auth.ENV_SECRET] = self._secret  # the environment, not the command line: see iterflow.cluster.auth
         for key in ("SPARK_CONF_DIR", "SPARK_MASTER_OPTS"):
             env.pop(key, None)
