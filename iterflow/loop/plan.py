@@ -141,11 +141,9 @@ class RunPlan:
         # the trend that fits the window better; a near tie goes to the straight line (the
         # shorter horizon): WCC's labels on a path fall by one a superstep, and a geometric
         # fit of 25, 24, 23 (x0.96) reads ~90 supersteps where 23 are left
-        if lin is not None and (geo is None or lin[1] <= geo[1] + TIE):
-            est, err, how = lin
-        else:
-            est, err, how = geo
+        est, _, how = lin if lin is not None and (geo is None or lin[1] <= geo[1] + TIE) else geo
         return est, f"{how} reaches tol {t:g} in ~{est}"
+
     def horizon(self, history: Sequence[Any]) -> Horizon:
         """:meth:`remaining` after the last of ``history`` (superstep records)."""
         last = history[-1]
