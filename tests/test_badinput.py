@@ -99,7 +99,7 @@ def _bad_float(option: str) -> st.SearchStrategy[str]:
     negative = st.floats(max_value=-1e-9, allow_nan=False, allow_infinity=False).map(repr)
     if option == "--cpu-share":  # (0, cores-per-worker], and cores-per-worker is 1 here
         return always | negative | st.just("0") | st.floats(min_value=1.001, max_value=1e6).map(repr)
-    if option in ("--target-seconds", "--switch-to-delta"):
+    if option in ("--target-seconds", "--switch-to-delta", "--budget"):
         return always | negative | st.just("0")
     if option == "--rebalance":  # a max/mean ratio: > 1
         return always | negative | st.floats(min_value=0, max_value=1).map(repr)
@@ -114,13 +114,19 @@ def bad_number(draw: st.DrawFn) -> tuple[str, str, str]:
         value = draw(st.integers(max_value=INT_MINIMUM[option] - 1).map(str) | NOT_AN_INT)
     else:
         option = draw(st.sampled_from(["--tol", "--target-seconds", "--cpu-share", "--rebalance",
-                                       "--switch-to-delta"]))
+                                       "--switch-to-delta", "--budget"]))
         value = draw(_bad_float(option))
     if option == "--k":
         return "kmeans", option, value
     if option in ("--rebalance", "--switch-to-delta"):
         return "pagerank", option, value
     return draw(st.sampled_from(["pagerank", "wcc"])), option, value
+
+
+def test_a_budget_applies_to_fastest_only(inputs):
+    status, err = cli_in_process(base_args("pagerank", inputs) + ["--policy", "target", "--target-seconds", "60",
+                                                                 "--budget", "1.2"])
+    assert_one_error_line(status, err, "--budget applies to --policy fastest only")
 
 
 @FAST

@@ -23,7 +23,8 @@ from iterflow.policies import (POLICIES, DynamicAllocationPolicy, EfficiencyPoli
                              StaticPolicy, TargetPolicy, make_policy)
 from iterflow.loop.reconfig import Reconfiguration
 
-QUICK = dict(wait_count=1, cooldown=0, warmup=0)  # the bare rule: no hysteresis, cooldown, warm-up
+QUICK = dict(wait_count=1, cooldown=0, warmup=0, scale_in_seconds=0)  # the bare rule: no hysteresis,
+# cooldown, warm-up, and free scale-ins
 
 
 class FakeModel:
@@ -134,6 +135,8 @@ def test_make_policy_knows_the_cli_names():
     ("target", {"target_seconds": -1, "max_executors": 8}, "target_seconds must be > 0"),
     ("target", {"target_seconds": 9, "max_executors": 2, "min_executors": 3}, "min_executors <= max_executors"),
     ("fastest", {"baseline_executors": 9, "max_executors": 8}, "baseline_executors 9 is outside"),
+    ("target", {"target_seconds": 9, "max_executors": 4, "budget": 1.2}, "--budget does not apply to --policy target"),
+    ("fastest", {"baseline_executors": 1, "max_executors": 4, "budget": 0}, "budget must be a finite multiple > 0"),
 ])
 def test_make_policy_errors_name_the_option(name, kwargs, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(")):
@@ -148,13 +151,34 @@ def test_make_policy_drops_options_not_given():
 # ----------------------------------------------------------------------------- target: the rule
 def test_target_scales_out_to_the_fewest_executors_that_meet_it():
     m = FakeModel(1.0, 0.01)  # 1 + 100/e seconds per superstep
-    p = TargetPolicy(200, max_executors=16, max_iterations=10, **QUICK)
+    p = TargetPolicy(200, max_executors=16, max_iterations=10, rescale_seconds=0, **QUICK)
     r = p.decide(**H(flat(3, 4, m), m))
     # elapsed 78 s, 7 left: 7·(1 + 100/e) <= 122/1.1 -> e >= 6.74
     assert r.executors == 7
     assert "predicted finish 260.0s at 4 executors vs target 200s" in r.reason
     assert "7 executors: finish 185.0s" in r.reason
     assert list(p.log) == [(3, "up", r.reason)]
+
+
+def test_target_counts_the_rescale_price_inside_the_finish():
+    """7 executors meet the target only if the rescale were free; with its 10 s price, 8 do."""
+    m = FakeModel(1.0, 0.01)
+    r = TargetPolicy(200, max_executors=16, max_iterations=10, rescale_seconds=10, **QUICK).decide(
+        **H(flat(3, 4, m), m))
+    # 7·(1 + 100/7) + 10 = 117 > 110.9; 7·(1 + 100/8) + 10 = 104.5
+    assert r.executors == 8
+    assert "8 executors: finish 182.5s" in r.reason and "a rescale priced 10.0s, prior" in r.reason
+
+
+def test_target_behind_scales_out_at_once_without_hysteresis():
+    """Uncertainty is a reason to act early: a forecast that misses the target acts at the first
+    barrier that sees it, also with hysteresis and at the warm-up barrier."""
+    m = FakeModel(1.0, 0.01)
+    p = TargetPolicy(200, max_executors=16, max_iterations=10, wait_count=3, cooldown=1, warmup=1,
+                     rescale_seconds=0)
+    r = p.decide(**H(flat(1, 4, m), m))
+    # elapsed 26 s, 9 left: 9·(1 + 100/e) <= 174/1.1 -> e >= 6.71
+    assert r.executors == 7 and "at once" in r.reason
 
 
 def test_target_scales_in_only_when_comfortably_ahead():
@@ -286,26 +310,30 @@ def test_min_and_max_always_hold():
 
 
 def test_hysteresis_needs_wait_count_consecutive_barriers():
+    """A release (comfortably ahead of the target) waits for wait_count barriers."""
     m = FakeModel(1.0, 0.01)
-    p = TargetPolicy(400, max_executors=16, max_iterations=20, wait_count=3, cooldown=0, warmup=0)
-    hist = flat(2, 4, m)
+    p = TargetPolicy(2000, max_executors=16, max_iterations=20, wait_count=3, cooldown=0, warmup=0,
+                     prompt_release=False)
+    hist = flat(2, 16, m)
     decisions = []
     for i in range(3, 6):
-        hist.append(row(i, 4, 26.0))
+        hist.append(row(i, 16, 7.25))
         decisions.append(p.decide(**H(hist, m)))
     assert [d.executors for d in decisions[:2]] == [None, None]
-    assert "up to" in decisions[0].reason and "1/3 barriers" in decisions[0].reason
+    assert "down to" in decisions[0].reason and "1/3 barriers" in decisions[0].reason
     assert "2/3 barriers" in decisions[1].reason
-    assert decisions[2].executors is not None and decisions[2].executors > 4
+    assert decisions[2].executors is not None and decisions[2].executors < 16
     assert "indicated at 3 consecutive barriers" in decisions[2].reason
 
 
 def test_hysteresis_ignores_a_flip_flopping_signal():
-    """Alternating "behind" / "inside the band" barriers never reach wait_count: no change."""
+    """Alternating "comfortably ahead" / "inside the band" barriers never reach wait_count."""
     fast, slow = FakeModel(1.0, 0.01), FakeModel(1.0, 0.015)
-    hist = flat(3, 7, fast)
-    target = sum(r["wall_seconds"] for r in hist) + 1.3 * 17 * fast.predict_seconds(7, 10_000)
-    p = TargetPolicy(target, max_executors=16, max_iterations=20, wait_count=2, cooldown=0, warmup=0)
+    hist = flat(3, 16, fast)
+    # 17 left: 123.25 s at 16 with the fast model (ahead of left/1.5), 176.4 s with the slow (in the band)
+    target = sum(r["wall_seconds"] for r in hist) + 1.6 * 17 * fast.predict_seconds(16, 10_000)
+    p = TargetPolicy(target, max_executors=16, max_iterations=20, wait_count=2, cooldown=0, warmup=0,
+                     prompt_release=False, scale_in_seconds=0)
     reasons = []
     for k in range(10):
         model = slow if k % 2 == 0 else fast
@@ -318,7 +346,7 @@ def test_hysteresis_ignores_a_flip_flopping_signal():
 
 def test_scale_in_waits_and_takes_the_least_reduction_of_the_streak():
     m = FakeModel(1.0, 0.01)
-    p = EfficiencyPolicy(max_executors=16, wait_count=3, cooldown=0, warmup=0)
+    p = EfficiencyPolicy(max_executors=16, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
     hist = []
     out = []
     for i, bw in enumerate([10.0, 1.0, 1.0], start=1):  # wants 14, then 7, 7
@@ -343,8 +371,10 @@ def test_cooldown_after_a_rescale():
 
 def test_warm_up_superstep_is_not_acted_on_unless_a_scale_out_is_urgent():
     m = FakeModel(1.0, 0.01)  # 1 + 100/e s a superstep: 969 s left at 2 executors, 138 s at 16
-    r = TargetPolicy(500, max_executors=16, max_iterations=20).decide(**H(flat(1, 2, m), m))
-    assert r.executors is None and "warm-up superstep 1" in r.reason
+    r = TargetPolicy(5000, max_executors=16, max_iterations=20).decide(**H(flat(1, 16, m), m))
+    assert r.executors is None and "warm-up superstep 1" in r.reason  # a release waits
+    r = TargetPolicy(500, max_executors=16, max_iterations=20, rescale_seconds=0).decide(**H(flat(1, 2, m), m))
+    assert r.executors == 5 and "at once" in r.reason  # behind the target: a scale-out does not
     # missed even at the most: waiting a superstep would only make it later
     r = TargetPolicy(50, max_executors=16, max_iterations=20).decide(**H(flat(1, 2, m), m))
     assert r.executors == 16 and "urgent" in r.reason
@@ -352,11 +382,13 @@ def test_warm_up_superstep_is_not_acted_on_unless_a_scale_out_is_urgent():
 
 def test_unfitted_model_falls_back_to_work_over_cores():
     hist = [row(i, 4, 26.0) for i in (1, 2, 3)]
-    r = TargetPolicy(200, max_executors=16, max_iterations=10, **QUICK).decide(**H(hist, UnfittedModel()))
+    r = TargetPolicy(200, max_executors=16, max_iterations=10, rescale_seconds=0, **QUICK).decide(
+        **H(hist, UnfittedModel()))
     # time ∝ 1/cores anchored at 26 s on 4: 7·104/e <= 110.9 -> e >= 6.56
     assert r.executors == 7
     assert "model not fitted yet: assuming time ∝ work/cores from superstep 3 (26.00s at 4 cores)" in r.reason
-    assert TargetPolicy(200, max_executors=16, max_iterations=10, **QUICK).decide(**H(hist, None)).executors == 7
+    assert TargetPolicy(200, max_executors=16, max_iterations=10, rescale_seconds=0,
+                        **QUICK).decide(**H(hist, None)).executors == 7
 
 
 def test_cores_per_executor_is_read_from_the_history():
@@ -481,7 +513,8 @@ def test_target_meets_a_target_static_min_misses_for_less_than_static_max():
     static_max = cluster.run(StaticPolicy(), 16, works)
     target = 400.0
     assert total_seconds(static_min) > target
-    p = TargetPolicy(target, min_executors=2, max_executors=16, max_iterations=20)
+    # the fake cluster's scale-ins cost nothing (no cache to re-read): so does the policy's prior
+    p = TargetPolicy(target, min_executors=2, max_executors=16, max_iterations=20, scale_in_seconds=0)
     adaptive = cluster.run(p, 16, works, ResourceModel(), learn=True)
     assert total_seconds(adaptive) <= target
     assert executor_seconds(adaptive) < 0.95 * executor_seconds(static_max)
@@ -504,7 +537,8 @@ def test_efficiency_releases_executors_as_work_shrinks_within_the_bound():
     m = FakeModel(1.0, 0.01)
     works = [10_000.0 * 0.6 ** i for i in range(25)]  # a shrinking active set with a long tail
     cluster = FakeCluster(a=1.0, b=0.01)
-    p = EfficiencyPolicy(threshold=0.05, slowdown_bound=0.1, max_executors=16, min_executors=1)
+    p = EfficiencyPolicy(threshold=0.05, slowdown_bound=0.1, max_executors=16, min_executors=1,
+                         scale_in_seconds=0)  # free in the fake cluster
     hist = cluster.run(p, 16, works, m)
     e = sizes(hist)
     assert e[0] == 16 and e[-1] <= 2 and e == sorted(e, reverse=True), e  # only ever releases
@@ -535,7 +569,8 @@ def test_fastest_spends_the_baseline_budget_where_the_work_is():
     cluster = FakeCluster(a=1.0, b=0.01)
     m = FakeModel(1.0, 0.01)
     base = cluster.run(StaticPolicy(), 4, works)
-    p = FastestPolicy(4, max_executors=16, max_iterations=20, wait_count=2, rescale_seconds=0.0)  # free here
+    p = FastestPolicy(4, max_executors=16, max_iterations=20, wait_count=2, rescale_seconds=0.0,
+                      scale_in_seconds=0.0)  # free here
     hist = cluster.run(p, 4, works, m)
     assert max(sizes(hist)) > 4 and sizes(hist)[-1] < 4  # more executors early, fewer late ...
     assert total_seconds(hist) < 0.95 * total_seconds(base)  # ... for a shorter run
@@ -564,7 +599,8 @@ def test_fastest_leaves_room_in_the_budget_for_the_rescale_itself():
 def test_fastest_scales_in_at_once_when_over_budget():
     m = FakeModel(1.0, 0.01)
     hist = flat(3, 8, m)  # ran at 8 (more executor-seconds than 4 would have spent)
-    p = FastestPolicy(4, max_executors=16, max_iterations=12, wait_count=3, cooldown=5, warmup=0)
+    p = FastestPolicy(4, max_executors=16, max_iterations=12, wait_count=3, cooldown=5, warmup=0,
+                      scale_in_seconds=0)
     r = p.decide(**H(hist, m))
     assert r.executors is not None and r.executors < 4 and "over budget at 8" in r.reason
 
@@ -596,7 +632,7 @@ def test_policies_with_a_fitted_resource_model():
 def test_driver_style_online_model_and_noop_rows():
     """The driver's loop: observe from superstep 2 on, then decide; rows without optional keys."""
     model = ResourceModel()
-    p = TargetPolicy(120, max_executors=8, max_iterations=10)
+    p = TargetPolicy(160, max_executors=8, max_iterations=10)
     hist = []
     for i in range(1, 4):
         hist.append({"superstep": i, "wall_seconds": 12.0, "executors": 2, "cores": 2,
@@ -604,7 +640,7 @@ def test_driver_style_online_model_and_noop_rows():
         if i > 1:
             model.observe(2, 100.0, 12.0)
         r = p.decide(**H(hist, model))
-        assert isinstance(r, Reconfiguration) and r.executors is None  # 120 s is far off: keep 2
+        assert isinstance(r, Reconfiguration) and r.executors is None  # inside the band: keep 2
     assert not p.log
 
 
@@ -661,3 +697,72 @@ def test_efficiency_counts_the_rescale_price_inside_its_runtime_bound():
     many, few = decide(400), decide(2)
     assert many.executors == 8  # 22.5 s <= 1.4 x 16.25 s (the bound inside the dead band)
     assert few.executors == 10  # 8 would pay 5 s / 2 supersteps more: 25 s, out of the bound
+
+
+# ----------------------------------------------------------------------------- stop 24's rules
+def test_target_waits_for_a_scale_out_still_starting_and_does_not_price_it_twice():
+    """Asked for 8 at barrier 2, still starting at barrier 3: the size it goes to costs no
+    second rescale, so the rule wants it again -- and the policy asks for nothing new."""
+    m = FakeModel(1.0, 0.01)
+    hist = flat(3, 4, m)
+    hist[1].update(decision="up", executors_requested=8, executors_pending=4, actuation_seconds=0.01)
+    p = TargetPolicy(200, max_executors=16, max_iterations=10, rescale_seconds=40, **QUICK)
+    r = p.decide(**H(hist, m))
+    assert r.executors is None and "waiting for the 8 executors already asked for" in r.reason
+    assert "8 executors: finish" in r.reason  # priced without a second rescale: 40 s would rule 8 out
+
+
+def test_target_withdraws_a_scale_out_the_forecast_no_longer_needs():
+    m = FakeModel(1.0, 0.01)
+    hist = flat(3, 4, m)
+    hist[1].update(decision="up", executors_requested=8, executors_pending=4, actuation_seconds=0.01)
+    p = TargetPolicy(3 * 26 + 1.2 * 7 * 26, max_executors=16, max_iterations=10, **QUICK)  # 4 keep it
+    r = p.decide(**H(hist, m))
+    assert r.executors == 4 and "withdraw the scale-out to 8: 4 executors" in r.reason
+
+
+def test_target_takes_the_cheapest_size_that_still_meets_when_none_keeps_the_margin():
+    """No size keeps the 10 % margin, some still meet the target: the cheapest of those,
+    not the earliest finish."""
+    m = FakeModel(1.0, 0.01)  # 7 left at 4: 7·(1 + 100/e) s -- 53.7 s at 15, 50.75 s at 16
+    # 55 s left: 16 executors keep no 10 % margin (55/1.1 = 50), 15 and 16 still meet it
+    r = TargetPolicy(78 + 55, max_executors=16, max_iterations=10, rescale_seconds=0, **QUICK).decide(
+        **H(flat(3, 4, m), m))
+    assert r.executors == 15 and "no size keeps the 10% margin; 15 executors still finish" in r.reason
+
+
+def test_a_scale_in_is_priced_one_superstep_at_the_new_size_until_measured():
+    """The superstep after a release re-reads the removed executors' cached state (measured
+    here: ~1 superstep): with one superstep left, a release does not pay; with many, it does."""
+    m = FakeModel(1.0, 0.01)
+    for iterations, release in ((4, False), (30, True)):
+        p = TargetPolicy(5000, max_executors=16, max_iterations=iterations, wait_count=1, cooldown=0, warmup=0)
+        r = p.decide(**H(flat(3, 16, m), m))
+        assert (r.executors is not None and r.executors < 16) == release, r.reason
+    cost, how = TargetPolicy(100, max_executors=4).scale_in_cost([])
+    assert cost is None and how == "prior: one superstep at the new size"
+
+
+def test_a_scale_out_is_not_priced_by_the_scale_ins_measured():
+    from iterflow.loop.records import records, rescale_costs
+
+    rows = [row(1, 4, 5.0), row(2, 4, 5.0, decision="down", actuation_seconds=0.2),
+            row(3, 2, 6.0, cold_seconds=1.0), row(4, 2, 5.0, decision="up", actuation_seconds=3.0),
+            row(5, 4, 9.0, cold_seconds=4.0), row(6, 4, 5.0)]
+    hist = records(rows)
+    assert rescale_costs(hist, "down") == [pytest.approx(1.2)]
+    assert rescale_costs(hist, "up") == [pytest.approx(7.0)]
+    assert TargetPolicy(100, max_executors=4).rescale_cost(hist)[0] == pytest.approx(7.0)
+
+
+def test_fastest_spends_up_to_its_budget_multiple():
+    """Work that scales well enough for 1.2x the baseline's executor-seconds, not for 1x."""
+    m = FakeModel(0.2, 0.01)  # 0.2 + 100/e s: 8 executors cost 1.1x what 4 do, and run 1.8x faster
+    hist = flat(3, 4, m)
+    same = FastestPolicy(4, max_executors=8, max_iterations=20, rescale_seconds=0, **QUICK).decide(**H(hist, m))
+    more = FastestPolicy(4, budget=1.2, max_executors=8, max_iterations=20, rescale_seconds=0,
+                         **QUICK).decide(**H(hist, m))
+    assert same.executors is None and more.executors is not None and more.executors > 4, more.reason
+    assert "1.2x baseline 4" in more.reason
+    with pytest.raises(ValueError, match="budget"):
+        FastestPolicy(4, budget=0, max_executors=8)

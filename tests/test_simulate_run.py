@@ -122,7 +122,9 @@ def test_an_adaptive_record_replayed_from_itself_decides_as_recorded():
     runs = {r.name: r for r in load(str(DATA / "wcc_release_surplus.csv"))}
     eff = runs["wcc/efficiency/0"]
     past = [r for n in ("wcc/profile-1/0", "wcc/profile-2/0", "wcc/static-max/0") for r in runs[n].records]
-    pol = make_policy("efficiency", max_executors=4, start_executors=4, threshold=0.1, slowdown_bound=0.1)
+    # recorded when a scale-in was free until one was measured: that prior, given
+    pol = make_policy("efficiency", max_executors=4, start_executors=4, threshold=0.1, slowdown_bound=0.1,
+                      scale_in_seconds=0)
     sim = simulate(eff, pol, 4, 1, learn([eff.records]), past=past)
     first = next(i for i, r in enumerate(eff.records) if r.decided.decision != "same")
     for real, got in zip(eff.records[:first + 1], sim.records):
@@ -193,3 +195,19 @@ def test_other_jobs_rescales_price_the_policy_and_never_reach_its_model():
     model = pol.models[-1]
     assert set(model.replay.times) == {1.0}  # only this run's supersteps, at its 1 slot
     assert not model.replay.before
+
+
+def test_the_cold_superstep_after_a_scale_in_is_learned_apart_from_a_scale_outs():
+    """Fresh executors' JIT (after a scale-out) and a re-read cache (after a scale-in) are
+    different costs: learned separately, each applied after its own kind of rescale."""
+    from iterflow.loop.records import records
+
+    def row(i, e, wall, **kw):
+        return {"superstep": i, "executors": e, "cores": e, "wall_seconds": wall, "work": 1.0, **kw}
+
+    hist = records([row(1, 4, 1.0), row(2, 4, 1.0, decision="down", actuation_seconds=0.2),
+                    row(3, 2, 3.0, cold_seconds=1.0), row(4, 2, 2.0, decision="up", actuation_seconds=5.0),
+                    row(5, 4, 5.0, cold_seconds=4.0), row(6, 4, 1.0)])
+    p = learn([hist])
+    assert p.cold_in_factor == pytest.approx(0.5) and p.cold_factor == pytest.approx(4.0)
+    assert "after scale-ins" in p.sources["cold_in_factor"]

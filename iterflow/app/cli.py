@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                      choices=["static", "target", "efficiency", "fastest", "dynamic-allocation"])
     run.add_argument("--executors", type=int, help="starting executors (the fixed count under static)")
     run.add_argument("--target-seconds", type=float, help="runtime target of the whole job (--policy target)")
+    run.add_argument("--budget", type=float, metavar="X",
+                     help="--policy fastest: spend up to X times the executor-seconds of static at --executors "
+                          "(default 1: faster for the same executor-seconds)")
     run.add_argument("--min-executors", type=int)
     run.add_argument("--max-executors", type=int)
     run.add_argument("--rebalance", type=float, metavar="RATIO",
@@ -135,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share,
         conf=parse_conf(args.conf), stats=args.stats, policy=args.policy,
         checkpoint_interval=args.checkpoint_interval, track=args.track, executors=args.executors,
-        target_seconds=args.target_seconds, min_executors=args.min_executors, max_executors=args.max_executors,
+        target_seconds=args.target_seconds, budget=args.budget, min_executors=args.min_executors, max_executors=args.max_executors,
         rebalance=args.rebalance, switch_to_delta=args.switch_to_delta,
         wait_for_executors=args.wait_for_executors,
     )

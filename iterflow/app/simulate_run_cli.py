@@ -15,8 +15,8 @@ from typing import Any
 
 from iterflow.errors import InputError
 
-LATENCIES = ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor")
-POLICY_OPTIONS = ("target_seconds", "baseline_executors", "threshold", "slowdown_bound", "margin", "slack",
+LATENCIES = ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor", "cold_in_factor")
+POLICY_OPTIONS = ("target_seconds", "baseline_executors", "budget", "threshold", "slowdown_bound", "margin", "slack",
                   "wait_count", "cooldown", "warmup", "rescale_seconds")
 TRACE_ONLY = ("format", "targets", "replays", "profiling_runs", "quantile")
 
@@ -32,6 +32,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                                                      "larger of E and the record's largest)")
     g.add_argument("--target-seconds", type=float, help="runtime target (--policy target)")
     g.add_argument("--baseline-executors", type=int, help="fastest: static size whose cost is the budget (default E)")
+    g.add_argument("--budget", type=float, metavar="X",
+                   help="fastest: executor-seconds it may spend, as a multiple of the baseline's (default 1)")
     g.add_argument("--threshold", type=float, help="efficiency: marginal-gain threshold")
     g.add_argument("--slowdown-bound", type=float, help="efficiency: bound on the slowdown vs the maximum")
     g.add_argument("--register-seconds", type=float, help="seconds until a requested executor runs tasks "
@@ -40,6 +42,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--relayout-seconds", type=float, help="seconds re-distributing the state takes (default: learned, else 1)")
     g.add_argument("--cold-factor", type=float, help="extra share of time of the first superstep at a new size "
                                                      "(default: learned, else 0)")
+    g.add_argument("--cold-in-factor", type=float, help="the same after a scale-in (default: learned, else 0)")
     g.add_argument("--scale-input", type=float, default=1.0, metavar="F",
                    help="weak scaling: each stage gets F x its tasks, drawn from its measured durations (default 1)")
     g.add_argument("--learn-from", action="append", default=[], metavar="RECORD",

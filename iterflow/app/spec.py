@@ -42,6 +42,7 @@ class JobSpec:
     track: bool = True
     executors: int | None = None
     target_seconds: float | None = None
+    budget: float | None = None
     min_executors: int | None = None
     max_executors: int | None = None
     rebalance: float | None = None
@@ -74,6 +75,8 @@ class JobSpec:
                 raise InputError(f"--{name.replace('_', '-')} must be >= 1 (got {v})")
         if self.target_seconds is not None and not (self.target_seconds > 0 and np.isfinite(self.target_seconds)):
             raise InputError(f"--target-seconds must be a finite number > 0 (got {self.target_seconds})")
+        if self.budget is not None and not (self.budget > 0 and np.isfinite(self.budget)):
+            raise InputError(f"--budget must be a finite multiple > 0 of the baseline's executor-seconds (got {self.budget})")
         if self.rebalance is not None and not (self.rebalance > 1 and np.isfinite(self.rebalance)):
             raise InputError(f"--rebalance must be a finite max/mean load ratio > 1 (got {self.rebalance})")
         if self.switch_to_delta is not None and not (self.switch_to_delta > 0 and np.isfinite(self.switch_to_delta)):
@@ -107,9 +110,9 @@ class JobSpec:
         """Numbers are numbers (argparse in Python 3.11 turns ``--iterations=--`` into ``[]``)."""
         for name in ("iterations", "k", "seed", "workers", "cores_per_worker", "executors", "min_executors",
                      "max_executors", "checkpoint_interval", "tol", "target_seconds", "cpu_share", "rebalance",
-                     "switch_to_delta"):
+                     "switch_to_delta", "budget"):
             value = getattr(self, name)
-            integral = name not in ("tol", "target_seconds", "cpu_share", "rebalance", "switch_to_delta")
+            integral = name not in ("tol", "target_seconds", "cpu_share", "rebalance", "switch_to_delta", "budget")
             if value is not None and (isinstance(value, bool) or not isinstance(value, int if integral else (int, float))):
                 raise InputError(f"--{name.replace('_', '-')} expects {'an integer' if integral else 'a number'}"
                                  f" (got {value!r})")
@@ -198,6 +201,10 @@ def _executor_policy(spec: JobSpec, total_executors: int | None):
                               "start_executors": spec.executors}
     if spec.policy == "target":
         kwargs["target_seconds"] = spec.target_seconds
+    if spec.budget is not None and spec.policy != "fastest":
+        raise InputError(f"--budget applies to --policy fastest only (got --policy {spec.policy})")
     if spec.policy == "fastest":
         kwargs["baseline_executors"] = spec.executors or spec.min_executors or 1
+        if spec.budget is not None:
+            kwargs["budget"] = spec.budget
     return make_policy(spec.policy, **kwargs)

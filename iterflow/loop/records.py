@@ -337,8 +337,8 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
     """What each rescale in ``history`` cost in wall seconds: its pause at the barrier plus
     the cold excess of the superstep after it (``cold_seconds``) -- for a scale-out that did
     not wait, of the supersteps up to the first the new executors worked in, and the relayout
-    once they came; ``direction`` ``"down"`` or ``"up"``: only the rescales the policy
-    decided that way."""
+    once they came; ``direction`` ``"down"``: only the scale-ins the policy decided; ``"up"``:
+    every other (a rescale whose direction was not recorded is priced as the costlier kind)."""
     out = []
     for k, r in enumerate(history):
         act = r.actuated
@@ -347,7 +347,8 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
             continue
         if k > 0 and _repeats(history[k - 1], r):  # the same scale-out asked again: not a new one
             continue
-        if direction is not None and (r.decided is None or r.decided.decision != direction):
+        decision = r.decided.decision if r.decided is not None else None
+        if (direction == "down" and decision != "down") or (direction == "up" and decision == "down"):
             continue
         prev, coming = r, bool(act.executors_pending)
         for nxt in history[k + 1:]:

@@ -106,6 +106,7 @@ class Context:
     hi: int  # max_executors, or fewer while backing off after a failed scale-out
     predictor: Predictor
     forecast: Forecast
+    coming: int = 0  # executors a scale-out asked at an earlier barrier is still starting (0: none)
 
     @property
     def candidates(self) -> np.ndarray:
@@ -114,9 +115,17 @@ class Context:
 
 @dataclass
 class Want:
+    """The executor count a rule wants and why. ``urgent``: at once, past warm-up, hysteresis and
+    cooldown (a target out of reach, a broken bound, an exceeded budget). ``prompt``: past
+    warm-up and hysteresis only (a forecast that misses a target: waiting for it to be
+    confirmed only makes the miss larger). ``priced``: the rule already counted the rescale's
+    price in the sizes it compared, so the generic "does it pay" check does not apply twice."""
+
     executors: int
     reason: str
     urgent: bool = False
+    prompt: bool = False
+    priced: bool = False
 
 
 class AdaptivePolicy(PolicyBase):
@@ -127,7 +136,8 @@ class AdaptivePolicy(PolicyBase):
     def __init__(self, *, max_executors: int, min_executors: int = 1, cores_per_executor: int = 1,
                  start_executors: int | None = None, wait_count: int = 3, cooldown: int = 1,
                  warmup: int = 1, backoff: int = 3, max_iterations: int | None = None,
-                 tol: float | None = None, window: int = 5, rescale_seconds: float = 10.0) -> None:
+                 tol: float | None = None, window: int = 5, rescale_seconds: float = 10.0,
+                 scale_in_seconds: float | None = None) -> None:
         if not 1 <= min_executors <= max_executors:
             raise ValueError(f"need 1 <= min_executors <= max_executors (got {min_executors}, {max_executors})")
         if start_executors is not None and not min_executors <= start_executors <= max_executors:
@@ -144,6 +154,9 @@ class AdaptivePolicy(PolicyBase):
         if not rescale_seconds >= 0:
             raise ValueError(f"rescale_seconds must be >= 0 (got {rescale_seconds})")
         self.rescale_seconds = float(rescale_seconds)
+        if scale_in_seconds is not None and not scale_in_seconds >= 0:
+            raise ValueError(f"scale_in_seconds must be >= 0 (got {scale_in_seconds})")
+        self.scale_in_seconds = scale_in_seconds  # the prior of a scale-in; None: one superstep
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
         self.past_scale_ins: list[float] = []  # the scale-ins among them
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
@@ -179,15 +192,29 @@ class AdaptivePolicy(PolicyBase):
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
         ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),
-                      Predictor(history, model, cpe), fc)
+                      Predictor(history, model, cpe), fc, self._coming(history, cur))
         want = self._want(ctx)
-        if i <= self.warmup and not (want.urgent and want.executors > cur):
+        if ctx.coming and want.executors < ctx.coming:
+            # the forecast no longer needs what is still starting: withdraw it (a standalone
+            # master starts executors at once; the loop removes any that register late)
+            n = int(min(max(want.executors, ctx.lo), ctx.hi))
+            self._streak, self._asked = [], (i, n)
+            return self._record(i, cur, Reconfiguration(
+                reason="; ".join(notes + [want.reason, f"withdraw the scale-out to {ctx.coming}: {n} executors"]),
+                executors=n))
+        if ctx.coming and want.executors == ctx.coming:
+            # already asked for and still starting: asking again changes nothing
+            self._streak = []
+            return self._hold(i, cur, notes + [want.reason, f"waiting for the {ctx.coming} executors "
+                                                            f"already asked for"])
+        if i <= self.warmup and not ((want.urgent or want.prompt) and want.executors > cur):
             # a warm-up superstep says little of the steady state -- except that a scale-out
-            # is urgent (a target missed even at the most): waiting would only cost more
+            # to meet a target cannot wait: waiting would only cost more
             return self._hold(i, cur, notes + [f"warm-up superstep {i}: keep {cur} executors"])
         n = int(min(max(want.executors, ctx.lo), ctx.hi if want.executors > cur else self.max_executors))
         notes.append(want.reason)
-        unpaid = self._unpaid_scale_out(ctx, n) if n > cur else self._unpaid_scale_in(ctx, n) if n < cur else None
+        unpaid = None if want.priced else \
+            self._unpaid_scale_out(ctx, n) if n > cur else self._unpaid_scale_in(ctx, n) if n < cur else None
         if unpaid:
             self._streak = []
             return self._hold(i, cur, notes + [unpaid])
@@ -196,7 +223,18 @@ class AdaptivePolicy(PolicyBase):
             self._streak = []
             return self._hold(i, cur, notes + [f"cooldown: superstep {since} was the first after a "
                                                f"rescale, so no change to {n} yet"])
-        return self._hysteresis(i, cur, n, want.urgent, notes)
+        now = "urgent" if want.urgent else "at once" if want.prompt else ""
+        return self._hysteresis(i, cur, n, now, notes)
+
+    @staticmethod
+    def _coming(history: History, cur: int) -> int:
+        """The executor count a scale-out asked at an earlier barrier is still starting towards
+        (its executors not registered at the last barrier), else 0."""
+        if len(history) < 2 or history[-2].actuated is None:
+            return 0
+        act = history[-2].actuated
+        asked = act.executors_requested
+        return int(asked) if act.executors_pending and asked is not None and asked > cur else 0
 
     def rescale_cost(self, history: History) -> tuple[float, str]:
         """Wall seconds one rescale costs (its pause at the barrier, re-distributing the state,
@@ -207,7 +245,7 @@ class AdaptivePolicy(PolicyBase):
         PageRank input here, let ``target`` scale out from a cold start, and that scale-out
         cost 21 s of registration and 17 s of cold supersteps (fresh 0.5-core JVMs) in a 17 s
         job, against the 10 s prior's keeping 1 executor (``experiments/results/pareto_full_pagerank_prior*``)."""
-        seen = rescale_costs(history)
+        seen = rescale_costs(history, "up")  # a scale-in starts no JVM: its price is scale_in_cost's
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
         if self.past_rescales:
@@ -238,7 +276,7 @@ class AdaptivePolicy(PolicyBase):
         """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
         cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
         executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
-        self.past_rescales = rescale_costs(records(history))
+        self.past_rescales = rescale_costs(records(history), "up")
         self.past_scale_ins = rescale_costs(records(history), "down")
         self.past_delays = registration_delays(records(history))
         return len(self.past_rescales)
@@ -256,30 +294,43 @@ class AdaptivePolicy(PolicyBase):
         return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps "
                 f"({late}), not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
 
-    def scale_in_cost(self, history: History) -> tuple[float, int]:
-        """``(seconds, how many measured)``: the median price of this run's scale-ins, else of
-        earlier runs'; ``(0, 0)`` until one was measured (a release starts no executor)."""
+    def scale_in_cost(self, history: History) -> tuple[float | None, str]:
+        """``(seconds, how)``: the median price of this run's scale-ins, else of earlier runs';
+        ``(None, how)`` until one was measured: then the price is one superstep at the new
+        size (the caller's prediction) -- a release starts no executor, but the superstep after
+        it re-reads the removed executors' cached share of the state, which costs about one
+        superstep's reading of it (measured here: 1.0 s after 4 -> 3 on PageRank, ~1 superstep)."""
         seen = rescale_costs(history, "down") or self.past_scale_ins
-        return (float(np.median(seen)), len(seen)) if seen else (0.0, 0)
+        if seen:
+            return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
+        if self.scale_in_seconds is not None:
+            return self.scale_in_seconds, "prior"
+        return None, "prior: one superstep at the new size"
+
+    def scale_in_prices(self, history: History, executors: Any, per_superstep: Any) -> tuple[np.ndarray, str]:
+        """The price of a scale-in to each of ``executors`` (:meth:`scale_in_cost`), given the
+        predicted seconds of one superstep at each."""
+        cost, how = self.scale_in_cost(history)
+        per = np.asarray(per_superstep, float)
+        return (per if cost is None else np.full(np.shape(executors), cost, float)), how
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
-        """Why a scale-in to ``n`` does not pay, or ``None`` when it does (or when no scale-in
-        has been measured on this cluster yet: a release starts no executor, so a scale-out's
-        price is not its price). The executor-seconds it saves over the forecast rest of the
-        run must exceed its measured wall price (this run's scale-ins, else earlier runs')
-        times the executors held meanwhile: no release with a superstep left that cannot pay."""
-        cost, seen = self.scale_in_cost(ctx.history)
-        if not seen:
-            return None
+        """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
+        it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`)
+        times the executors held meanwhile -- no release with a superstep left that cannot pay."""
         cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
+        price, how = self.scale_in_prices(ctx.history, [n], [new_t / max(ctx.forecast.remaining, 1)])
+        cost = float(price[0])
         saved = float(ctx.current * cur_t - n * new_t)
         if saved > cost * ctx.current:
             return None
         return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
-                f"supersteps, not more than it holds (~{cost * ctx.current:.0f}: {cost:.1f}s measured over "
-                f"{seen} scale-in{'s' if seen > 1 else ''} at {ctx.current} executors): keep {ctx.current}")
+                f"supersteps, not more than it holds (~{cost * ctx.current:.0f}: {cost:.1f}s, {how}, "
+                f"at {ctx.current} executors): keep {ctx.current}")
 
-    def _hysteresis(self, i: int, cur: int, n: int, urgent: bool, notes: list[str]) -> Reconfiguration:
+    def _hysteresis(self, i: int, cur: int, n: int, now: str, notes: list[str]) -> Reconfiguration:
+        """Make a change indicated at ``wait_count`` consecutive barriers, or at once when
+        ``now`` says why (``urgent``, ``at once``)."""
         if n == cur:
             self._streak = []
             return self._hold(i, cur, notes)
@@ -288,9 +339,9 @@ class AdaptivePolicy(PolicyBase):
             self._streak = []
         self._streak_up = up
         self._streak.append(n)
-        if urgent or len(self._streak) >= self.wait_count:
+        if now or len(self._streak) >= self.wait_count:
             target = n if up else max(self._streak)  # scale in by the least the streak asked for
-            notes.append("urgent" if urgent else f"indicated at {len(self._streak)} consecutive barriers")
+            notes.append(now or f"indicated at {len(self._streak)} consecutive barriers")
             return self._act(i, cur, target, notes)
         return self._hold(i, cur, notes + [f"{'up' if up else 'down'} to {n} indicated "
                                            f"{len(self._streak)}/{self.wait_count} barriers"])

@@ -23,28 +23,35 @@ class TargetPolicy(AdaptivePolicy):
     ``T(e)`` = predicted seconds for the remaining supersteps at ``e`` executors (forecast work,
     plus the mean barrier overhead per superstep). Two thresholds make a dead band:
 
-    * scale out when ``T(current) > left / (1 + margin)``, to the executor count with the fewest
-      predicted executor-seconds ``e·T(e)`` among those with ``T(e) <= left / (1 + margin)``
-      (the smallest such count when scaling is sub-linear); if none is, the target is out of
-      reach: to the count with the earliest predicted finish, a rescale's price included, at
-      once (urgent: no hysteresis, no cooldown; the reason says so). A larger count's ``T(e)``
+    * every size but the current one pays its rescale's price inside ``T(e)`` (scale-out:
+      :meth:`rescale_cost`; scale-in: :meth:`scale_in_cost`), and a larger count's ``T(e)``
       runs at the current size until its executors register (the delay measured on earlier
-      scale-outs): a scale-out that cannot arrive in time is not asked for;
+      scale-outs): a scale-out that cannot arrive or pay in time is not asked for;
+    * scale out when ``T(current) > left / (1 + margin)``, to the executor count with the fewest
+      predicted executor-seconds ``e·T(e)`` among those with ``T(e) <= left / (1 + margin)``,
+      at once (``prompt``: no warm-up wait, no hysteresis -- uncertainty is a reason to act
+      early; a cold superstep after a rescale still gets its cooldown); if none keeps the
+      margin, the cheapest that still meets the target; if none does, the target is out of
+      reach: to the count with the earliest predicted finish (urgent: no cooldown either; the
+      reason says so);
     * scale in only when comfortably ahead, ``T(current) < left / (1 + slack)``, to the cheapest
       count with ``T(e) <= left / (1 + (margin + slack) / 2)`` -- inside the band, so the next
-      noisy barrier does not call for a scale-out.
+      noisy barrier does not call for a scale-out: a size this run has not run at is predicted
+      from the measured tasks within 20-40 % (``experiments/predict_scaleout.py``) -- at once
+      (``prompt_release``; else after ``wait_count`` barriers).
     """
 
     name = "target"
 
     def __init__(self, target_seconds: float, *, margin: float = 0.1, slack: float = 0.5,
-                 **common: Any) -> None:
+                 prompt_release: bool = False, **common: Any) -> None:
         if not target_seconds > 0:
             raise ValueError(f"target_seconds must be > 0 (got {target_seconds})")
         if not 0 <= margin < slack:
             raise ValueError(f"need 0 <= margin < slack (got {margin}, {slack})")
         super().__init__(**common)
         self.target_seconds, self.margin, self.slack = float(target_seconds), margin, slack
+        self.prompt_release = prompt_release
 
     def _want(self, ctx: Context) -> Want:
         elapsed = elapsed_seconds(ctx.history)
@@ -53,35 +60,48 @@ class TargetPolicy(AdaptivePolicy):
         delay, late = self.registration_delay(ctx.history)  # more executors help only once there
         T = ctx.predictor.total(E, ctx.forecast, mean_barrier(ctx.history), current=ctx.current, delay=delay)
         tc = float(ctx.predictor.total([ctx.current], ctx.forecast, mean_barrier(ctx.history))[0])
+        # every other size pays its rescale's price (pause, cold supersteps) inside the finish;
+        # the size a scale-out still starting goes to has been paid for once already
+        up, how = self.rescale_cost(ctx.history)
+        down, _ = self.scale_in_prices(ctx.history, E, T / max(ctx.forecast.remaining, 1))
+        paid = T + np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
 
         def cheapest(goal: float) -> int | None:
-            ok = np.flatnonzero(T <= goal)
-            return int(E[ok[np.argmin(E[ok] * T[ok])]]) if ok.size else None
+            ok = np.flatnonzero(paid <= goal)
+            return int(E[ok[np.argmin(E[ok] * paid[ok])]]) if ok.size else None
 
         head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
                 f"{self.target_seconds:g}s (elapsed {elapsed:.1f}s, {ctx.forecast.how}; {ctx.predictor.note}"
                 + (f"; {late})" if delay > 0 else ")"))
-        if tc > left / (1 + self.margin):
-            e = cheapest(left / (1 + self.margin))
+        priced = f"a rescale priced {up:.1f}s, {how}"
+        margin = self.margin
+        if tc > left / (1 + margin):
+            e = cheapest(left / (1 + margin))
+            if e is None and (meets := cheapest(left)) is not None:
+                # no size keeps the margin, one still meets the target: the cheapest of those,
+                # not the largest -- a margin is no reason to pay for the earliest finish
+                k = int(np.flatnonzero(E == meets)[0])
+                return Want(meets, f"{head}; no size keeps the {margin:.0%} margin; {meets} executors "
+                                   f"still finish {elapsed + paid[k]:.1f}s, {meets * T[k]:.0f} executor-seconds "
+                                   f"({priced})", prompt=True, priced=True)
             if e is None:
-                # Out of reach even at the most: go where the run is predicted to end first,
-                # a rescale's price (pause, cold superstep) counted for every other size.
-                price, how = self.rescale_cost(ctx.history)
-                finish = T + np.where(E != ctx.current, price, 0.0)
-                k = int(np.argmin(finish))
+                # Out of reach even at the most: go where the run is predicted to end first.
+                k = int(np.argmin(paid))
                 most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
-                return Want(int(E[k]), f"{head}; misses the target by the {self.margin:.0%} margin even at "
-                                       f"{most}: earliest predicted finish {elapsed + finish[k]:.1f}s at "
-                                       f"{E[k]} executors (a rescale priced {price:.1f}s, {how})", urgent=True)
+                return Want(int(E[k]), f"{head}; misses the target by the {margin:.0%} margin even at "
+                                       f"{most}: earliest predicted finish {elapsed + paid[k]:.1f}s at "
+                                       f"{E[k]} executors ({priced})", urgent=True, priced=True)
             k = int(np.flatnonzero(E == e)[0])
-            return Want(e, f"{head}; {e} executors: finish {elapsed + T[k]:.1f}s, "
-                           f"{e * T[k]:.0f} executor-seconds")
+            # behind: act now -- each barrier waited for makes the miss larger
+            return Want(e, f"{head}; {e} executors: finish {elapsed + paid[k]:.1f}s, "
+                           f"{e * T[k]:.0f} executor-seconds ({priced})", prompt=True, priced=True)
         if tc < left / (1 + self.slack):
-            e = cheapest(left / (1 + (self.margin + self.slack) / 2))
+            e = cheapest(left / (1 + (margin + self.slack) / 2))
             if e is not None and e < ctx.current:
                 k = int(np.flatnonzero(E == e)[0])
-                return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + T[k]:.1f}s "
-                               f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})")
+                return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + paid[k]:.1f}s "
+                               f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})",
+                            prompt=self.prompt_release, priced=True)
         return Want(ctx.current, f"{head}; within the band, keep {ctx.current}")
 
 
@@ -97,7 +117,7 @@ class EfficiencyPolicy(AdaptivePolicy):
     Dead band: adding executors needs a gain ``>= threshold·(1 + band)`` (or a broken bound,
     which is urgent); releasing them keeps ``t(e) <= (1 + slowdown_bound·(1 − band))·t(max)``.
     The rescale's price counts inside the bound: a size other than the current one pays its
-    measured price (scale-out: :meth:`rescale_cost`; scale-in: the measured scale-ins, free
+    measured price (scale-out: :meth:`rescale_cost`; scale-in: :meth:`scale_in_cost`, one superstep
     until one was measured), spread over the forecast supersteps left -- so a release near the
     end, whose pause the run cannot win back, breaks the bound and is not made.
     """
@@ -119,7 +139,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
         left = max(ctx.forecast.remaining, 1)
         up_price, _ = self.rescale_cost(ctx.history)
-        down_price, _ = self.scale_in_cost(ctx.history)
+        down_price, _ = self.scale_in_prices(ctx.history, E, t)
         paid = t + np.where(E > ctx.current, up_price, np.where(E < ctx.current, down_price, 0.0)) / left
 
         def knee(th: float) -> int:
@@ -146,10 +166,12 @@ class EfficiencyPolicy(AdaptivePolicy):
 
 
 class FastestPolicy(AdaptivePolicy):
-    """The shortest runtime for no more executor-seconds than static at ``baseline_executors``.
+    """The shortest runtime for no more executor-seconds than ``budget`` × static at
+    ``baseline_executors`` (``budget`` 1: "faster for the same executor-seconds"; 1.2: what
+    the seed paper's "more resources for a shorter time" is judged at).
 
-    Budget for the rest of the run = baseline × its predicted remaining time + what baseline
-    would have spent so far − what was spent (Σ executors × wall; a superstep run at the baseline
+    Budget for the rest of the run = ``budget`` × (baseline × its predicted remaining time + what
+    baseline would have spent so far) − what was spent (Σ executors × wall; a superstep run at the baseline
     counts its measured time on both sides). The policy plans the remaining supersteps
     (model-predictive: re-planned every barrier, only the first step is used): it minimises
     Σ t(e_k, w_k) subject to Σ e_k·t(e_k, w_k) <= budget by a Lagrange multiplier (each
@@ -164,8 +186,11 @@ class FastestPolicy(AdaptivePolicy):
 
     name = "fastest"
 
-    def __init__(self, baseline_executors: int, *, margin: float = 0.2, **common: Any) -> None:
+    def __init__(self, baseline_executors: int, *, budget: float = 1.0, margin: float = 0.2,
+                 **common: Any) -> None:
         super().__init__(**common)
+        if not (budget > 0 and math.isfinite(budget)):
+            raise ValueError(f"budget must be a finite multiple > 0 of the baseline's executor-seconds (got {budget})")
         if not self.min_executors <= baseline_executors <= self.max_executors:
             raise ValueError(f"baseline_executors {baseline_executors} is outside "
                              f"[{self.min_executors}, {self.max_executors}]")
@@ -173,7 +198,7 @@ class FastestPolicy(AdaptivePolicy):
             self.start_executors = int(baseline_executors)
         if margin < 0:
             raise ValueError(f"margin must be >= 0 (got {margin})")
-        self.baseline_executors, self.margin = int(baseline_executors), margin
+        self.baseline_executors, self.margin, self.budget = int(baseline_executors), margin, float(budget)
 
     def _want(self, ctx: Context) -> Want:
         fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
@@ -190,7 +215,7 @@ class FastestPolicy(AdaptivePolicy):
                 would += base * (float(pred.seconds([base], [r.ran.work or 1.0])[0, 0]) + r.barrier_seconds)
             else:  # time ∝ work/cores: the same work at base executors
                 would += r.wall_seconds * (r.ran.cores or e * pred.cpe) / pred.cpe + base * r.barrier_seconds
-        budget = base * t_base + would - spent
+        budget = self.budget * (base * t_base + would) - spent
 
         def plan(b: float) -> tuple[np.ndarray, float, float]:
             """Executor index per sample, its time and cost, for the fastest plan costing <= b."""
@@ -217,8 +242,9 @@ class FastestPolicy(AdaptivePolicy):
         cheapest = float((E[:, None] * S).min(axis=0) @ fc.weights)
         k_up, _, c_up = plan(cheapest + max(budget - cheapest, 0.0) / (1 + self.margin))
         first_full, first_up = int(E[k_full[0]]), int(E[k_up[0]])
-        head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps (baseline {base}: "
-                f"{t_base:.1f}s x {base}; {would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
+        share = f"{self.budget:g}x " if self.budget != 1 else ""
+        head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps ({share}baseline {base}: "
+                f"{t_base:.1f}s x {base}; {self.budget * would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
                 f"plan {first_full}..{int(E[k_full[-1]])} executors: {t_full:.1f}s for {c_full:.0f} "
                 f"executor-seconds")
         if first_up > ctx.current:

@@ -54,11 +54,12 @@ class Params:
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     contention_beta: float = 0.0
     contention_overhead: float = 0.0
+    cold_in_factor: float = 0.0  # the same after a scale-in: no fresh JVM, the lost cache re-read
 
     def describe(self) -> list[str]:
         return [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
                 for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor",
-                          "contention_beta", "contention_overhead")]
+                          "cold_in_factor", "contention_beta", "contention_overhead")]
 
     @property
     def contention(self) -> Contention:
@@ -68,7 +69,7 @@ class Params:
 
 #: what a parameter is when no record measured it (stated in the output as "prior")
 PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1.0, "cold_factor": 0.0,
-          "contention_beta": 0.0, "contention_overhead": 0.0}
+          "cold_in_factor": 0.0, "contention_beta": 0.0, "contention_overhead": 0.0}
 
 
 def task_seconds(runs: Sequence[RecordedRun]) -> dict[float, list[float]]:
@@ -98,7 +99,7 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
     ``cold_seconds / (wall − cold_seconds)`` of cold supersteps; the task slow-down from
     ``jobs`` (each one job's runs at several sizes, :func:`iterflow.model.contention.fit`).
     ``given`` values win, a parameter nothing measured is its :data:`PRIORS` value."""
-    ups, downs, relayout, cold = [], [], [], []
+    ups, downs, relayout, cold, cold_in = [], [], [], [], []
     for h in histories:
         for k, r in enumerate(h):
             a, d = r.actuated, r.decided
@@ -110,11 +111,13 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
                 relayout.append(a.relayout_seconds)
             c = r.predicted.cold_seconds
             if c is not None and k > 0 and r.wall_seconds > c:
-                cold.append(c / (r.wall_seconds - c))
+                # fresh executors' JIT after a scale-out; only the lost cache after a scale-in
+                (cold_in if r.executors < h[k - 1].executors else cold).append(c / (r.wall_seconds - c))
     found = {"register_seconds": (median(ups), len(ups), "scale-outs' actuation_seconds"),
              "remove_seconds": (median(downs), len(downs), "scale-ins' actuation_seconds"),
              "relayout_seconds": (median(relayout), len(relayout), "rescales' relayout_seconds"),
-             "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest")}
+             "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest, after scale-outs"),
+             "cold_in_factor": (median(cold_in), len(cold_in), "cold supersteps' cold_seconds / rest, after scale-ins")}
     slow = fit_contention([task_seconds(j) for j in jobs or []])
     what = "size pairs of recorded jobs (task seconds against the job's smallest size)"
     found["contention_beta"] = (slow.beta if slow.pairs else None, slow.pairs, what)
@@ -200,7 +203,8 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
                               stats=Stats(stage_tasks=step.stage_tasks(stages) or "[]"))
         prev = history[-1] if history else None
         if is_cold(rec, prev):
-            rec = rec.with_(ran=Ran(step.superstep, wall * (1 + params.cold_factor), E, E * cores, parts,
+            factor = params.cold_in_factor if prev is not None and E < prev.executors else params.cold_factor
+            rec = rec.with_(ran=Ran(step.superstep, wall * (1 + factor), E, E * cores, parts,
                                     step.delta, step.work))
         rec = _observe(model, rec, prev, step.stage_tasks(stages))
         last = k == len(run.steps) - 1
