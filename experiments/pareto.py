@@ -46,6 +46,7 @@ from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
+from iterflow.loop.records import records, rescale_costs
 from iterflow.simulate import bounds
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 
@@ -217,16 +218,47 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int) -> lis
     saved = 1 - c.executor_seconds / (W * tmax)
     out.append(f"    efficiency within +10% of static-{W}: {saved:+.0%} executor-s saved [{c.path}]"
                + (" (goal on WCC >= 35%: out of reach on this cluster)" if job == "wcc" and saved < 0.35 else ""))
-    ratios = []
-    for target in d.loc[d["policy"] == "target", "target_seconds"].dropna():
+    out += _target_bound(d, sizes, T, {})
+    up = scale_out_price(steps)
+    if up is None:
+        return out + ["    (no scale-out in the adaptive runs: the bound with priced rescales needs one measured)"]
+    starts = steps[~steps["policy"].astype(str).str.startswith("static-") & (steps["superstep"] == 1)]
+    start = {p: int(g["executors"].median()) for p, g in starts.groupby("policy")}
+    priced = dict(up=up, down=None)
+    out.append(f"  the same with rescales priced as measured here (a scale-out +{up:.1f}s at the new size: its "
+               f"pause and cold supersteps, median of the adaptive runs'; a scale-in one superstep at the new "
+               f"size; registration still free), from where each policy starts:")
+    f = bounds.fastest(sizes, T, 1.2 * t1, start=start.get("fastest", 1), **priced)
+    out.append(f"    fastest within 1.2x static-1's executor-s: {1 - f.seconds / t1:+.0%} shorter [{f.path}]")
+    c = bounds.cheapest(sizes, T, 1.1 * tmax, start=start.get("efficiency", W), **priced)
+    out.append(f"    efficiency within +10% of static-{W}: "
+               + (f"{1 - c.executor_seconds / (W * tmax):+.0%} executor-s saved [{c.path}]" if c else "none"))
+    return out + _target_bound(d, sizes, T, dict(start=start.get("target", W), **priced))
+
+
+def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict) -> list[str]:
+    ratios, met = [], 0
+    targets = d.loc[d["policy"] == "target", "target_seconds"].dropna()
+    for target in targets:
         meet = [e * T[i].sum() for i, e in enumerate(sizes) if T[i].sum() <= target * (1 + MET)]
-        b = bounds.cheapest(sizes, T, target * (1 + MET))
+        b = bounds.cheapest(sizes, T, target * (1 + MET), **priced)
+        met += b is not None
         if meet and b is not None:
             ratios.append(b.executor_seconds / min(meet))
-    if ratios:
-        out.append(f"    target: executor-s vs the cheapest static meeting it, median {np.median(ratios):.2f}x "
-                   f"(best {min(ratios):.2f}x) over {len(ratios)} targets a static size meets")
-    return out
+    if not ratios:
+        return []
+    return [f"    target: {met} of {len(targets)} reachable; executor-s vs the cheapest static meeting it, median "
+            f"{np.median(ratios):.2f}x (best {min(ratios):.2f}x, largest {max(ratios):.2f}x, "
+            f"{sum(r <= 1.15 for r in ratios)} within 1.15x) over {len(ratios)} targets a static size meets"]
+
+
+def scale_out_price(steps: pd.DataFrame) -> float | None:
+    """The median price of the scale-outs in the adaptive runs (``rescale_costs``: pause and cold
+    supersteps), or ``None`` when none was made."""
+    prices = []
+    for _, run in steps[~steps["policy"].astype(str).str.startswith("static-")].groupby("run_id", sort=False):
+        prices += rescale_costs(records(run.sort_values("superstep")), "up")
+    return float(np.median(prices)) if prices else None
 
 
 def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:

@@ -76,3 +76,60 @@ def test_static_times_take_the_median_run_per_superstep_cut_to_the_shortest():
     assert T.tolist() == [[5.0, 6.0], [2.0, 3.0]]
     with pytest.raises(ValueError, match="at least one run"):
         bounds.static_times({1: []})
+
+
+def brute_priced(sizes, T, objective, limit, start, up, down):
+    """Exhaustive search with rescales priced: the first superstep at a larger size takes ``up``
+    more seconds, at a smaller one ``down`` more (None: one superstep at the new size)."""
+    E = np.asarray(sizes, dtype=float)
+    best = None
+    for rows in itertools.product(range(len(E)), repeat=T.shape[1]):
+        if rows[0] != start:
+            continue  # the first superstep runs where the policy starts
+        prev, secs, cost = start, 0.0, 0.0
+        for k, r in enumerate(rows):
+            t = T[r, k]
+            if prev is not None and E[r] > E[prev]:
+                t += up
+            elif prev is not None and E[r] < E[prev]:
+                t += T[r, k] if down is None else down
+            secs, cost, prev = secs + t, cost + E[r] * t, r
+        obj, con = (secs, cost) if objective == "seconds" else (cost, secs)
+        if con <= limit and (best is None or obj < best):
+            best = obj
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_priced_rescales_match_exhaustive_search(seed):
+    rng = np.random.default_rng(seed)
+    sizes = [1, 2, 4]
+    work = rng.uniform(0.2, 3.0, 5)
+    speedup = np.array([1.0, rng.uniform(1.0, 2.0), rng.uniform(1.0, 3.5)])
+    T = work[None, :] / speedup[:, None] + rng.uniform(0.05, 0.3, (3, 5))
+    slack = 5 * 1.0001 / bounds.GRID
+    up, start = float(rng.uniform(0.5, 3.0)), int(rng.integers(0, 3))
+    for down in (None, 0.3):
+        budget = 1.2 * T[0].sum()
+        got = bounds.fastest(sizes, T, budget, start=sizes[start], up=up, down=down)
+        want = brute_priced(sizes, T, "seconds", budget, start, up, down)
+        assert (got is None) == (want is None)
+        if got is not None:
+            assert want + 1e-9 >= got.seconds >= brute_priced(sizes, T, "seconds", budget * (1 + slack),
+                                                              start, up, down) - 1e-9
+        deadline = 1.3 * T[2].sum() + up
+        got = bounds.cheapest(sizes, T, deadline, start=sizes[start], up=up, down=down)
+        want = brute_priced(sizes, T, "cost", deadline, start, up, down)
+        assert got is not None or want is None  # optimistic: never misses what a schedule meets
+        if got is not None and want is not None:
+            assert want + 1e-9 >= got.executor_seconds
+        if got is not None:
+            assert got.sizes[0] == sizes[start]
+
+
+def test_a_priced_scale_out_that_cannot_pay_is_not_in_the_bound():
+    """Free, two heavy supersteps at 2 pay; priced 5 s of cold executors, they do not."""
+    T = np.array([[8.0, 8.0, 1.0, 1.0, 1.0],
+                  [4.2, 4.2, 1.1, 1.1, 1.1]])
+    assert bounds.fastest([1, 2], T, T[0].sum() * 1.2, start=1).sizes == (1, 2, 1, 1, 1)
+    assert bounds.fastest([1, 2], T, T[0].sum() * 1.2, start=1, up=5.0).sizes == (1,) * 5

@@ -11,6 +11,12 @@ Both are a multiple-choice knapsack, solved exactly by dynamic programming over 
 rounded *down* to a grid: the feasible set only grows, so the result is never worse than the true
 optimum. That makes it an upper bound on any real policy: when even this misses a goal, the
 cluster's scaling -- not the policy -- rules the goal out, and the numbers say by how much.
+
+Optionally the rescales are priced (``start``, ``up``, ``down``): the run's first superstep
+runs at ``start`` executors (where the policy starts), the first superstep at a larger size takes ``up`` seconds more (fresh executors' cold
+superstep, as measured), at a smaller size ``down`` more (``None``: one superstep at the new
+size, the re-read cache) -- held by the new size's executors. The wait for new executors to
+register is still free, so this stays a bound: no real policy pays less.
 """
 from __future__ import annotations
 
@@ -62,10 +68,67 @@ def _min_sum(a: np.ndarray, b: np.ndarray, limit: float) -> np.ndarray | None:
     return rows
 
 
-def _bound(sizes: np.ndarray, T: np.ndarray, rows: np.ndarray | None) -> Bound | None:
+def _min_sum_switching(a: np.ndarray, b: np.ndarray, limit: float, start: int | None) -> np.ndarray | None:
+    """As :func:`_min_sum`, where a column's values depend on the previous column's row too:
+    ``a[k, prev, row]``; the first column is at the ``start`` row (any, when ``None``)."""
+    if limit < 0:
+        return None
+    q = max(limit, 1e-12) / GRID
+    units = np.floor(b / q).astype(np.int64)
+    n_cols, n_rows = a.shape[0], a.shape[1]
+    best = np.full((n_rows, GRID + 1), np.inf)  # best[row, c]: least Σa ending at row within c units
+    if start is None:
+        best[:, :] = 0.0  # no previous size: a[0, r, r] (no switch) is charged below
+    else:
+        best[start, :] = 0.0
+    prev_pick = np.zeros((n_cols, n_rows, GRID + 1), dtype=np.int64)
+    for k in range(n_cols):
+        new = np.full((n_rows, GRID + 1), np.inf)
+        for r in range(n_rows):
+            cand = np.full((n_rows, GRID + 1), np.inf)
+            for p in range(n_rows):
+                if k == 0 and (p != r if start is None else r != start):
+                    continue  # the first superstep runs at the start size: no rescale before it
+                u = units[k, p, r]
+                if u <= GRID:
+                    cand[p, u:] = best[p, : GRID + 1 - u] + a[k, p, r]
+            prev_pick[k, r] = np.argmin(cand, axis=0)
+            new[r] = cand[prev_pick[k, r], np.arange(GRID + 1)]
+        best = new
+    r = int(np.argmin(best[:, GRID]))
+    if not np.isfinite(best[r, GRID]):
+        return None
+    rows, c = np.zeros(n_cols, dtype=np.int64), GRID
+    for k in range(n_cols - 1, -1, -1):
+        rows[k] = r
+        p = int(prev_pick[k, r, c])
+        c -= units[k, p, r]
+        r = p
+    return rows
+
+
+def _priced(E: np.ndarray, T: np.ndarray, up: float, down: float | None) -> np.ndarray:
+    """Seconds of superstep ``k`` at row ``r`` after row ``p``: ``W[k, p, r]``."""
+    n, m = len(E), T.shape[1]
+    W = np.repeat(T.T[:, None, :], n, axis=1)  # (supersteps, prev, row)
+    for p in range(n):
+        for r in range(n):
+            if E[r] > E[p]:
+                W[:, p, r] += up
+            elif E[r] < E[p]:
+                W[:, p, r] += T[r] if down is None else down
+    return W
+
+
+def _bound(sizes: np.ndarray, T: np.ndarray, rows: np.ndarray | None,
+           W: np.ndarray | None = None) -> Bound | None:
     if rows is None:
         return None
-    t = T[rows, np.arange(T.shape[1])]
+    k = np.arange(T.shape[1])
+    if W is None:
+        t = T[rows, k]
+    else:
+        t = W[k, np.concatenate([[rows[0]], rows[:-1]]), rows]
     return Bound(tuple(int(sizes[r]) for r in rows), float(t.sum()), float((sizes[rows] * t).sum()))
 
 
@@ -78,16 +141,35 @@ def _check(sizes: Sequence[int], T: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return E, T
 
 
-def fastest(sizes: Sequence[int], T: np.ndarray, budget: float) -> Bound | None:
-    """The shortest schedule with executor-seconds ``<= budget`` (``None``: none fits)."""
-    E, T = _check(sizes, T)
-    return _bound(E, T, _min_sum(T, E[:, None] * T, budget))
+def _start_row(E: np.ndarray, start: int | None) -> int | None:
+    if start is None:
+        return None
+    hit = np.flatnonzero(E == start)
+    if not hit.size:
+        raise ValueError(f"start {start} is not one of the sizes {E.astype(int).tolist()}")
+    return int(hit[0])
 
 
-def cheapest(sizes: Sequence[int], T: np.ndarray, deadline: float) -> Bound | None:
-    """The schedule with the fewest executor-seconds ending within ``deadline`` (``None``: none does)."""
+def fastest(sizes: Sequence[int], T: np.ndarray, budget: float, *, start: int | None = None,
+            up: float = 0.0, down: float | None = 0.0) -> Bound | None:
+    """The shortest schedule with executor-seconds ``<= budget`` (``None``: none fits); rescales
+    priced as the module docstring says (free by default)."""
     E, T = _check(sizes, T)
-    return _bound(E, T, _min_sum(E[:, None] * T, T, deadline))
+    if start is None and up == 0 and down == 0:
+        return _bound(E, T, _min_sum(T, E[:, None] * T, budget))
+    W = _priced(E, T, up, down)
+    return _bound(E, T, _min_sum_switching(W, E[None, None, :] * W, budget, _start_row(E, start)), W)
+
+
+def cheapest(sizes: Sequence[int], T: np.ndarray, deadline: float, *, start: int | None = None,
+             up: float = 0.0, down: float | None = 0.0) -> Bound | None:
+    """The schedule with the fewest executor-seconds ending within ``deadline`` (``None``: none
+    does); rescales priced as the module docstring says (free by default)."""
+    E, T = _check(sizes, T)
+    if start is None and up == 0 and down == 0:
+        return _bound(E, T, _min_sum(E[:, None] * T, T, deadline))
+    W = _priced(E, T, up, down)
+    return _bound(E, T, _min_sum_switching(E[None, None, :] * W, W, deadline, _start_row(E, start)), W)
 
 
 def static_times(runs: dict[int, Sequence[Sequence[float]]]) -> tuple[list[int], np.ndarray]:
