@@ -10,16 +10,8 @@ from iterflow.simulate import bounds
 
 
 def brute(sizes, T, objective, limit):
-    """Exhaustive search: the least Σobjective with Σconstraint <= limit."""
-    E = np.asarray(sizes, dtype=float)
-    best = None
-    for rows in itertools.product(range(len(E)), repeat=T.shape[1]):
-        t = T[list(rows), np.arange(T.shape[1])]
-        secs, cost = t.sum(), (E[list(rows)] * t).sum()
-        obj, con = (secs, cost) if objective == "seconds" else (cost, secs)
-        if con <= limit and (best is None or obj < best):
-            best = obj
-    return best
+    """Exhaustive search: the least Σobjective with Σconstraint <= limit (rescales free)."""
+    return brute_priced(sizes, T, objective, limit, None, 0.0, 0.0)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -80,11 +72,12 @@ def test_static_times_take_the_median_run_per_superstep_cut_to_the_shortest():
 
 def brute_priced(sizes, T, objective, limit, start, up, down):
     """Exhaustive search with rescales priced: the first superstep at a larger size takes ``up``
-    more seconds, at a smaller one ``down`` more (None: one superstep at the new size)."""
+    more seconds, at a smaller one ``down`` more (None: one superstep at the new size); the
+    first superstep at row ``start`` (None: any)."""
     E = np.asarray(sizes, dtype=float)
     best = None
     for rows in itertools.product(range(len(E)), repeat=T.shape[1]):
-        if rows[0] != start:
+        if start is not None and rows[0] != start:
             continue  # the first superstep runs where the policy starts
         prev, secs, cost = start, 0.0, 0.0
         for k, r in enumerate(rows):
