@@ -61,6 +61,8 @@ def extra(ap) -> None:
     ap.add_argument("--supersteps", type=int, default=None, help="PageRank and k-means (default 8 quick, 14 full)")
     ap.add_argument("--from-csv", action="store_true", help="only analyse results/pareto[_TAG].csv again")
     ap.add_argument("--tag", default="", help="results go to results/pareto_TAG* (default: results/pareto*)")
+    ap.add_argument("--target-prompt-release", action="store_true",
+                    help="target releases executors at the first barrier ahead (default: after 3 barriers)")
     ap.add_argument("--target-start", choices=["max", "1"], default="max",
                     help="executors target starts on (default max, the policy's own default: a release "
                          "costs about one superstep here, a scale-out registration plus cold executors)")
@@ -141,7 +143,8 @@ def main() -> int:
                 lo = next(r["job_seconds"] for r in mine if r["policy"] == f"static-{W}")
                 s = W if args.target_start == "max" else 1
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
-                    go("target", TargetPolicy(float(target), max_executors=W, start_executors=s), s, [],
+                    go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
+                                              prompt_release=args.target_prompt_release), s, [],
                        target_seconds=float(target))
                 # the static sizes again, in reverse order: the session warms up as it goes, so
                 # a static size is the median of a run before and one after the adaptive runs

@@ -665,9 +665,10 @@ def test_dynamic_allocation_is_a_noop_with_spark_settings():
         DynamicAllocationPolicy(min_executors=4, max_executors=2)
 
 
-def test_a_scale_in_must_pay_its_measured_price_and_is_free_until_measured():
+def test_a_scale_in_must_pay_its_measured_price_over_its_prior():
     """A release is priced by this cluster's measured scale-ins (not by a scale-out's executor
-    start): with too few supersteps left to save what the pause holds, the executors stay."""
+    start), over the prior (0 here, ``QUICK``): with too few supersteps left to save what its
+    cold superstep costs the executors left, the executors stay."""
     m = FakeModel(1.0, 0.01)  # 1 + 100/e seconds a superstep: little gain above a few executors
 
     def decide(left: int, down_price: float | None) -> Reconfiguration:
@@ -677,9 +678,9 @@ def test_a_scale_in_must_pay_its_measured_price_and_is_free_until_measured():
             hist[1].update(decision="down", actuation_seconds=down_price, relayout_seconds=0.0)
         return p.decide(**H(hist, m))
 
-    assert decide(1, None).executors is not None and decide(1, None).executors < 16  # unmeasured: free
+    assert decide(1, None).executors is not None and decide(1, None).executors < 16  # unmeasured: the prior, 0
     held = decide(1, 60.0)
-    assert held.executors is None and "not more than it holds" in held.reason and "1 scale-in" in held.reason
+    assert held.executors is None and "not more than it costs" in held.reason and "1 scale-in" in held.reason
     assert decide(200, 60.0).executors < 16  # a long tail pays for it
 
 

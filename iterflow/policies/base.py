@@ -196,8 +196,9 @@ class AdaptivePolicy(PolicyBase):
         want = self._want(ctx)
         if ctx.coming and want.executors < ctx.coming:
             # the forecast no longer needs what is still starting: withdraw it (a standalone
-            # master starts executors at once; the loop removes any that register late)
-            n = int(min(max(want.executors, ctx.lo), ctx.hi))
+            # master starts executors at once; the loop removes any that register late). Not
+            # below the current size: a release goes through the rule's own checks next time
+            n = int(max(min(want.executors, ctx.hi), cur))
             self._streak, self._asked = [], (i, n)
             return self._record(i, cur, Reconfiguration(
                 reason="; ".join(notes + [want.reason, f"withdraw the scale-out to {ctx.coming}: {n} executors"]),
@@ -316,17 +317,18 @@ class AdaptivePolicy(PolicyBase):
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
-        it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`)
-        times the executors held meanwhile -- no release with a superstep left that cannot pay."""
+        it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`:
+        mostly the cold superstep after it, run by the ``n`` left) -- no release with a
+        superstep left that cannot pay."""
         cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
         price, how = self.scale_in_prices(ctx.history, [n], [new_t / max(ctx.forecast.remaining, 1)])
-        cost = float(price[0])
+        held = float(price[0]) * n
         saved = float(ctx.current * cur_t - n * new_t)
-        if saved > cost * ctx.current:
+        if saved > held:
             return None
         return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
-                f"supersteps, not more than it holds (~{cost * ctx.current:.0f}: {cost:.1f}s, {how}, "
-                f"at {ctx.current} executors): keep {ctx.current}")
+                f"supersteps, not more than it costs (~{held:.0f}: {float(price[0]):.1f}s, {how}, "
+                f"at {n} executors): keep {ctx.current}")
 
     def _hysteresis(self, i: int, cur: int, n: int, now: str, notes: list[str]) -> Reconfiguration:
         """Make a change indicated at ``wait_count`` consecutive barriers, or at once when

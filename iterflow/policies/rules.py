@@ -101,9 +101,12 @@ class TargetPolicy(AdaptivePolicy):
             e = cheapest(left / (1 + margin))
             if e is not None and e < ctx.current:
                 k = int(np.flatnonzero(E == e)[0])
+                # not ``priced``: the release must also save more executor-seconds than its price
+                # holds (WCC released 4 -> 1 for a predicted saving of 0 with 2 supersteps "left";
+                # 26 were, and the first at 1 executor re-read the graph for 6.2 s)
                 return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + paid[k]:.1f}s "
                                f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})",
-                            prompt=self.prompt_release, priced=True)
+                            prompt=self.prompt_release)
         return Want(ctx.current, f"{head}; within the band, keep {ctx.current}")
 
 
