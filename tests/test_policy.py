@@ -733,6 +733,7 @@ def test_target_takes_the_cheapest_size_that_still_meets_when_none_keeps_the_mar
 
 
 def test_a_scale_in_is_priced_one_superstep_at_the_new_size_until_measured():
+    # (one superstep as this run's ran -- the state is re-read whole -- at the new size)
     """The superstep after a release re-reads the removed executors' cached state (measured
     here: ~1 superstep): with one superstep left, a release does not pay; with many, it does."""
     m = FakeModel(1.0, 0.01)
@@ -741,7 +742,7 @@ def test_a_scale_in_is_priced_one_superstep_at_the_new_size_until_measured():
         r = p.decide(**H(flat(3, 16, m), m))
         assert (r.executors is not None and r.executors < 16) == release, r.reason
     cost, how = TargetPolicy(100, max_executors=4).scale_in_cost([])
-    assert cost is None and how == "prior: one superstep at the new size"
+    assert cost is None and how == "prior: one superstep as this run's ran, at the new size"
 
 
 def test_a_scale_out_is_not_priced_by_the_scale_ins_measured():
@@ -767,3 +768,15 @@ def test_fastest_spends_up_to_its_budget_multiple():
     assert "1.2x baseline 4" in more.reason
     with pytest.raises(ValueError, match="budget"):
         FastestPolicy(4, budget=0, max_executors=8)
+
+
+def test_a_release_in_a_vanishing_tail_still_pays_the_state_re_read():
+    """WCC's tail: the forecast work is ~0, so a release "saves" ~0 -- but the superstep after
+    it re-reads the state at the new size, priced from the supersteps this run ran."""
+    m = FakeModel(1.0, 0.01)
+    hist = flat(6, 4, m, work=10_000.0) + [row(7, 4, 1.2, work=1.0)]
+    p = TargetPolicy(5000, max_executors=4, max_iterations=10, wait_count=1, cooldown=0, warmup=0)
+    price, _ = p.scale_in_prices(records(hist), [1, 2], 4)
+    assert price == pytest.approx([4 * 26.0, 2 * 26.0])  # median superstep 26 s at 4, at 1 and 2
+    r = p.decide(**H(hist, m))
+    assert r.executors is None, r.reason

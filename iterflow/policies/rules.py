@@ -65,7 +65,7 @@ class TargetPolicy(AdaptivePolicy):
         # every other size pays its rescale's price (pause, cold supersteps) inside the finish;
         # the size a scale-out still starting goes to has been paid for once already
         up, how = self.rescale_cost(ctx.history)
-        down, _ = self.scale_in_prices(ctx.history, E, T / max(ctx.forecast.remaining, 1))
+        down, _ = self.scale_in_prices(ctx.history, E, ctx.current)
         paid = T + np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
 
         def cheapest(goal: float) -> int | None:
@@ -144,7 +144,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
         left = max(ctx.forecast.remaining, 1)
         up_price, _ = self.rescale_cost(ctx.history)
-        down_price, _ = self.scale_in_prices(ctx.history, E, t)
+        down_price, _ = self.scale_in_prices(ctx.history, E, ctx.current)
         paid = t + np.where(E > ctx.current, up_price, np.where(E < ctx.current, down_price, 0.0)) / left
 
         def knee(th: float) -> int:
