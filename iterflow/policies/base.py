@@ -277,9 +277,10 @@ class AdaptivePolicy(PolicyBase):
         """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
         cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
         executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
-        self.past_rescales = rescale_costs(records(history), "up")
-        self.past_scale_ins = rescale_costs(records(history), "down")
-        self.past_delays = registration_delays(records(history))
+        rows = records(history)
+        self.past_rescales = rescale_costs(rows, "up")
+        self.past_scale_ins = rescale_costs(rows, "down")
+        self.past_delays = registration_delays(rows)
         return len(self.past_rescales)
 
     def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:

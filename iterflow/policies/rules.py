@@ -69,38 +69,38 @@ class TargetPolicy(AdaptivePolicy):
         paid = T + np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
 
         def cheapest(goal: float) -> int | None:
+            """Index in ``E`` of the fewest predicted executor-seconds finishing within ``goal``."""
             ok = np.flatnonzero(paid <= goal)
-            return int(E[ok[np.argmin(E[ok] * paid[ok])]]) if ok.size else None
+            return int(ok[np.argmin(E[ok] * paid[ok])]) if ok.size else None
 
         head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
                 f"{self.target_seconds:g}s (elapsed {elapsed:.1f}s, {ctx.forecast.how}; {ctx.predictor.note}"
                 + (f"; {late})" if delay > 0 else ")"))
         priced = f"a rescale priced {up:.1f}s, {how}"
-        margin = self.margin
-        if tc > left / (1 + margin):
-            e = cheapest(left / (1 + margin))
-            if e is None and (meets := cheapest(left)) is not None:
+        if tc > left / (1 + self.margin):
+            k = cheapest(left / (1 + self.margin))
+            if k is None and (k := cheapest(left)) is not None:
                 # no size keeps the margin, one still meets the target: the cheapest of those,
                 # not the largest -- a margin is no reason to pay for the earliest finish
-                k = int(np.flatnonzero(E == meets)[0])
-                return Want(meets, f"{head}; no size keeps the {margin:.0%} margin; {meets} executors "
-                                   f"still finish {elapsed + paid[k]:.1f}s, {meets * T[k]:.0f} executor-seconds "
-                                   f"({priced})", prompt=True, priced=True)
-            if e is None:
+                e = int(E[k])
+                return Want(e, f"{head}; no size keeps the {self.margin:.0%} margin; {e} executors "
+                               f"still finish {elapsed + paid[k]:.1f}s, {e * T[k]:.0f} executor-seconds "
+                               f"({priced})", prompt=True, priced=True)
+            if k is None:
                 # Out of reach even at the most: go where the run is predicted to end first.
                 k = int(np.argmin(paid))
                 most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
-                return Want(int(E[k]), f"{head}; misses the target by the {margin:.0%} margin even at "
+                return Want(int(E[k]), f"{head}; misses the target by the {self.margin:.0%} margin even at "
                                        f"{most}: earliest predicted finish {elapsed + paid[k]:.1f}s at "
                                        f"{E[k]} executors ({priced})", urgent=True, priced=True)
-            k = int(np.flatnonzero(E == e)[0])
+            e = int(E[k])
             # behind: act now -- each barrier waited for makes the miss larger
             return Want(e, f"{head}; {e} executors: finish {elapsed + paid[k]:.1f}s, "
                            f"{e * T[k]:.0f} executor-seconds ({priced})", prompt=True, priced=True)
         if tc < left / (1 + self.slack):
-            e = cheapest(left / (1 + margin))
-            if e is not None and e < ctx.current:
-                k = int(np.flatnonzero(E == e)[0])
+            k = cheapest(left / (1 + self.margin))
+            if k is not None and E[k] < ctx.current:
+                e = int(E[k])
                 # not ``priced``: the release must also save more executor-seconds than its price
                 # holds (WCC released 4 -> 1 for a predicted saving of 0 with 2 supersteps "left";
                 # 26 were, and the first at 1 executor re-read the graph for 6.2 s)
