@@ -167,8 +167,12 @@ def past_jobs_on(cluster: str, experiment: str = EXPERIMENT, max_runs: int = 40)
 
 def model_history(tables: pd.DataFrame) -> pd.DataFrame:
     """``scale_out, work, seconds`` of the supersteps the model learns from
-    (:func:`~iterflow.loop.records.feeds_model`, the rule of the live run)."""
-    rows = model_rows(records(tables)) if not tables.empty and "superstep" in tables else []
+    (:func:`~iterflow.loop.records.feeds_model`, the rule of the live run, past the warm-up
+    the tables show: :func:`~iterflow.model.warmup.warmup_supersteps`)."""
+    from iterflow.model.warmup import warmup_supersteps
+
+    recs = records(tables) if not tables.empty and "superstep" in tables else []
+    rows = model_rows(recs, warmup_supersteps(recs)) if recs else []
     return pd.DataFrame([r[:3] for r in rows], columns=["scale_out", "work", "seconds"])
 
 

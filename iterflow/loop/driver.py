@@ -36,9 +36,10 @@ from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import Reconfigurer
-from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord, feeds_model,
-                                   is_cold, model_rows, records, table)
+from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord, epoch_ages,
+                                   feeds_model, is_cold, model_rows, records, table)
 from iterflow.actuate.rebalance import imbalance
+from iterflow.model.warmup import warmup_supersteps
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -132,6 +133,8 @@ class IterationDriver:
         self.model = model
         self.start_executors = start_executors
         self.past = records(past)
+        # supersteps an epoch runs above its steady state on this cluster, as earlier runs show
+        self.warmup = warmup_supersteps(self.past) if self.past else 1
 
     @staticmethod
     def on_spark(spark: Any, collect_stats: bool = True) -> tuple[Engine, StatsSource | None, Actuator]:
@@ -224,6 +227,9 @@ class IterationDriver:
         if self.actuator is not None:  # from an empty store, the only registration delay there is
             self.policy.learn_start_delays(self.actuator.start_delays())
         if self.past:
+            if self.warmup > 1:
+                log.warning("earlier runs on this cluster ran the first %d supersteps of each executor set "
+                            "above their steady state: the model learns from the later ones", self.warmup)
             self._feed(self.past)
             self.policy.learn_rescales(self.past)
 
@@ -231,7 +237,7 @@ class IterationDriver:
         """Feed the model, in one refit, every superstep of ``history`` that :func:`feeds_model`
         admits (earlier runs' records, or a resumed run's saved ones)."""
         if self.stats is not None:
-            self.model.observe_many(model_rows(history))
+            self.model.observe_many(model_rows(history, self.warmup))
 
     def _resumed(self, program: IterativeProgram, resume: Resume) -> tuple[State, list[SuperstepRecord], int]:
         """The saved state in place of the initial one; the model re-fed with the saved records."""
@@ -265,15 +271,16 @@ class IterationDriver:
 
     def _observe(self, record: SuperstepRecord, history: Sequence[SuperstepRecord],
                  predicted: float) -> SuperstepRecord:
-        """Feed the model the superstep when :func:`feeds_model` admits it. A *cold* superstep
-        (the first at a new executor count) is not; its excess over the model's prediction is
-        recorded as ``cold_seconds``, part of what that rescale cost."""
+        """Feed the model the superstep when :func:`feeds_model` admits it (past the warm-up of
+        its epoch). A *cold* superstep (the first at a new executor count) is not; its excess over
+        the model's prediction is recorded as ``cold_seconds``, part of what that rescale cost."""
         prev = history[-1] if history else None
+        age = epoch_ages([*history[-self.warmup:], record])[-1] if history else 1
         cold = None
         if self.stats is not None:
             if is_cold(record, prev) and self._fitted():
                 cold = max(0.0, record.wall_seconds - self.model.predict_seconds(record.ran.cores, record.ran.work))
-            if feeds_model(record, prev):
+            if feeds_model(record, prev, age, self.warmup):
                 self.model.observe(record.ran.cores, record.ran.work, record.wall_seconds,
                                    record.stats.stage_tasks if record.stats is not None else None)
         return record.with_(predicted=Predicted(predicted, cold))

@@ -285,26 +285,39 @@ def is_cold(record: SuperstepRecord, previous: SuperstepRecord | None) -> bool:
     return previous.executors != record.executors or arrived
 
 
-def feeds_model(record: SuperstepRecord, previous: SuperstepRecord | None) -> bool:
+def feeds_model(record: SuperstepRecord, previous: SuperstepRecord | None, age: int | None = None,
+                warmup: int = 1) -> bool:
     """Whether the resource model learns from ``record``: not superstep 1 (JIT warm-up, first
     reads of cached inputs) and not a cold superstep -- neither is the steady state of its
-    size. The one rule for the live run, a resumed run and a warm start from earlier runs."""
+    size; with ``age`` (:func:`epoch_ages`), not the first ``warmup`` supersteps of its epoch
+    (:mod:`iterflow.model.warmup` learns how many a cluster needs). The one rule for the live
+    run, a resumed run and a warm start from earlier runs."""
+    if age is not None:
+        return age > warmup
     return record.superstep > 1 and not is_cold(record, previous)
 
 
-def model_rows(history: Sequence[SuperstepRecord]) -> list[tuple[float, float, float, str]]:
-    """``(cores, work, seconds, stage_tasks)`` of the supersteps in ``history`` that feed the
-    model; a history of several runs (superstep numbers restart) is split at each restart."""
-    out = []
+def epoch_ages(history: Sequence[SuperstepRecord]) -> list[int]:
+    """Each record's age in its *epoch*: 1 for superstep 1 of a run (superstep numbers restart
+    where a history holds several) and for a cold superstep (:func:`is_cold`), else one more
+    than the record before."""
+    ages: list[int] = []
     prev: SuperstepRecord | None = None
     for r in history:
         if prev is not None and r.superstep <= prev.superstep:
             prev = None  # a new run starts
-        if feeds_model(r, prev):
-            out.append((float(r.ran.cores), float(r.ran.work), float(r.wall_seconds),
-                        r.stats.stage_tasks if r.stats is not None else "[]"))
+        ages.append(1 if prev is None or is_cold(r, prev) else ages[-1] + 1)
         prev = r
-    return out
+    return ages
+
+
+def model_rows(history: Sequence[SuperstepRecord], warmup: int = 1) -> list[tuple[float, float, float, str]]:
+    """``(cores, work, seconds, stage_tasks)`` of the supersteps in ``history`` that feed the
+    model (:func:`feeds_model` with ``warmup``); a history of several runs is split where
+    superstep numbers restart."""
+    return [(float(r.ran.cores), float(r.ran.work), float(r.wall_seconds),
+             r.stats.stage_tasks if r.stats is not None else "[]")
+            for r, age in zip(history, epoch_ages(history)) if feeds_model(r, None, age, warmup)]
 
 
 def executor_seconds(record: SuperstepRecord, span_seconds: float | None = None) -> float:

@@ -35,11 +35,12 @@ import numpy as np
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
-from iterflow.loop.records import (Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, feeds_model,
-                                   is_cold, model_rows)
+from iterflow.loop.records import (Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, epoch_ages,
+                                   feeds_model, is_cold, model_rows)
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import LiveModel
 from iterflow.model.replay import ReplayModel, makespan
+from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
 
 
@@ -181,8 +182,9 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     of other jobs on the cluster, whose rescales only price the policy's (not the model)."""
     slow = params.contention
     model = LiveModel(replay=ReplayModel(contention=slow))
+    warm = warmup_supersteps(past) if past else 1
     if past:
-        model.observe_many(model_rows(past))
+        model.observe_many(model_rows(past, warm))
     if past or prices:
         policy.learn_rescales([*past, *prices])
     plan = plan or plan_of(run)
@@ -206,7 +208,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
             factor = params.cold_in_factor if prev is not None and E < prev.executors else params.cold_factor
             rec = rec.with_(ran=Ran(step.superstep, wall * (1 + factor), E, E * cores, parts,
                                     step.delta, step.work))
-        rec = _observe(model, rec, prev, step.stage_tasks(stages))
+        rec = _observe(model, rec, prev, step.stage_tasks(stages), epoch_ages([*history[-warm:], rec])[-1], warm)
         last = k == len(run.steps) - 1
         reconf = Reconfiguration.none("last recorded superstep") if last else \
             policy.decide([*history, rec], model, plan=plan)
@@ -220,12 +222,12 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
 
 
 def _observe(model: LiveModel, rec: SuperstepRecord, prev: SuperstepRecord | None,
-             stage_tasks: str | None) -> SuperstepRecord:
+             stage_tasks: str | None, age: int, warmup: int) -> SuperstepRecord:
     """What :meth:`IterationDriver._observe` does: the cold excess, then feed the model."""
     cold = None
     if is_cold(rec, prev) and model.fitted:
         cold = max(0.0, rec.wall_seconds - model.predict_seconds(rec.ran.cores, rec.ran.work))
-    if feeds_model(rec, prev):
+    if feeds_model(rec, prev, age, warmup):
         model.observe(rec.ran.cores, rec.ran.work, rec.wall_seconds, stage_tasks)
     return rec.with_(predicted=Predicted(cold_seconds=cold))
 
