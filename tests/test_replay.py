@@ -93,6 +93,25 @@ def test_a_prediction_replays_the_supersteps_nearest_in_work():
     assert m.predict_seconds(4, 1000.0) == pytest.approx(0.5 + 1.0, rel=0.01)
 
 
+def test_task_time_follows_work_as_the_run_measured_it_not_in_proportion():
+    """WCC: every superstep joins the whole edge list, so its task time is ~1 s plus a little per
+    changed label. A forecast tail of 2 labels is a second of tasks, not 2/20 of the last one's."""
+    from iterflow.model.replay import WorkCost
+
+    m = ReplayModel()
+    for work in (100_000.0, 20_000.0, 1_000.0, 60.0, 25.0, 20.0):
+        task = 1.0 + 2e-5 * work
+        m.observe(1, work, task + 0.2, stages([task / 4] * 4))
+    assert m.cost is not None and m.cost.a == pytest.approx(1.0, rel=0.05)
+    assert m.predict_seconds(1, 2.0) == pytest.approx(1.2, rel=0.05)  # in proportion: 0.3 s
+    assert m.predict_seconds(1, 50_000.0) == pytest.approx(2.2, rel=0.05)
+    flat = ReplayModel()
+    for _ in range(4):
+        flat.observe(1, 100.0, 1.2, stages([0.25] * 4))
+    assert flat.cost is None and flat.predict_seconds(1, 50.0) == pytest.approx(0.2 + 0.5)  # one work: in proportion
+    assert WorkCost(0.0, 1.0).ratio(5.0, 10.0) == 0.5
+
+
 def test_earlier_runs_give_the_shape_across_sizes_and_this_run_the_level():
     """Earlier runs measured 1 and 4 slots equally fast (replay promised 4x); this run, at 4
     slots, is 30 % faster than they were at 4 (a warmer session). Predicted at 1 slot: as fast
