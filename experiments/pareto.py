@@ -53,6 +53,7 @@ from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, Tar
 NAME = "pareto"
 MET = 0.05  # a target is met within 5 %
 BUDGET = 1.2  # the issue's fastest goal: at <= 1.2x static-1's executor-seconds
+RELEASE = {"auto": None, "prompt": True, "hysteresis": False}  # --target-release -> prompt_release
 
 
 def extra(ap) -> None:
@@ -61,8 +62,10 @@ def extra(ap) -> None:
     ap.add_argument("--supersteps", type=int, default=None, help="PageRank and k-means (default 8 quick, 14 full)")
     ap.add_argument("--from-csv", action="store_true", help="only analyse results/pareto[_TAG].csv again")
     ap.add_argument("--tag", default="", help="results go to results/pareto_TAG* (default: results/pareto*)")
-    ap.add_argument("--target-prompt-release", action="store_true",
-                    help="target releases executors at the first barrier ahead (default: after 3 barriers)")
+    ap.add_argument("--target-release", choices=["auto", "prompt", "hysteresis"], default="auto",
+                    help="when target releases executors: auto (the policy's default: at the first barrier "
+                         "ahead where the run's length is known, after 3 barriers where it is estimated), "
+                         "prompt (always at once), hysteresis (always after 3 barriers)")
     ap.add_argument("--target-start", choices=["max", "1"], default="max",
                     help="executors target starts on (default max, the policy's own default: a release "
                          "costs about one superstep here, a scale-out registration plus cold executors)")
@@ -144,7 +147,7 @@ def main() -> int:
                 s = W if args.target_start == "max" else 1
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
                     go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
-                                              prompt_release=args.target_prompt_release), s, [],
+                                              prompt_release=RELEASE[args.target_release]), s, [],
                        target_seconds=float(target))
                 # the static sizes again, in reverse order: the session warms up as it goes, so
                 # a static size is the median of a run before and one after the adaptive runs

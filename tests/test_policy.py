@@ -185,9 +185,12 @@ def test_target_scales_in_only_when_comfortably_ahead():
     m = FakeModel(1.0, 0.01)
     p = TargetPolicy(300, max_executors=16, max_iterations=10, **QUICK)
     r = p.decide(**H(flat(3, 16, m), m))
-    # left 278.25 s; comfortably ahead (72.5 < 278.25/1.5); lands where T <= left/1.1
-    assert r.executors == 3 and "comfortably ahead" in r.reason
+    # left 278.25 s; comfortably ahead (72.5 < 278.25/1.5); lands where T <= left/1.1 -- at 3,
+    # but a release at most halves the executors: 8 now, 3 at the next barrier
     assert 7 * m.predict_seconds(3, 10_000) <= 278.25 / 1.1 < 7 * m.predict_seconds(2, 10_000)
+    assert r.executors == 8 and "comfortably ahead" in r.reason and "3 would do, at most half" in r.reason
+    hist = flat(3, 16, m) + [row(4, 8, m.predict_seconds(8, 10_000))]
+    assert p.decide(**H(hist, m)).executors == 4  # and from 4 to 3 at the barrier after that
 
 
 def test_target_keeps_the_size_inside_the_band():
@@ -324,6 +327,23 @@ def test_hysteresis_needs_wait_count_consecutive_barriers():
     assert "2/3 barriers" in decisions[1].reason
     assert decisions[2].executors is not None and decisions[2].executors < 16
     assert "indicated at 3 consecutive barriers" in decisions[2].reason
+
+
+def test_a_release_waits_for_hysteresis_only_where_the_runs_length_is_estimated():
+    """A known length (max_iterations, no tolerance) leaves only the model's error: each barrier
+    waited for runs one more superstep at the larger size, so the release comes at once. A length
+    read off a convergence trend can be wrong by 2x (WCC's tail): there the streak still counts."""
+    m = FakeModel(1.0, 0.01)
+    known = TargetPolicy(2000, max_executors=16, max_iterations=20, wait_count=3, cooldown=0, warmup=0)
+    hist = flat(2, 16, m) + [row(3, 16, 7.25)]
+    out = known.decide(**H(hist, m))
+    assert out.executors is not None and out.executors < 16 and "at once" in out.reason
+    trend = TargetPolicy(2000, max_executors=16, wait_count=3, cooldown=0, warmup=0, tol=0.5)
+    falling = [row(i, 16, 7.25, delta=40.0 - i) for i in range(1, 4)]
+    out = trend.decide(**H(falling, m))
+    assert out.executors is None and "1/3 barriers" in out.reason
+    assert TargetPolicy(2000, max_executors=16, max_iterations=20, wait_count=3, cooldown=0, warmup=0,
+                        prompt_release=False).decide(**H(hist, m)).executors is None
 
 
 def test_hysteresis_ignores_a_flip_flopping_signal():

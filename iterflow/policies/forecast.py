@@ -39,6 +39,7 @@ class Forecast:
     works: np.ndarray    # work of each sample of the remaining supersteps, in order
     weights: np.ndarray  # supersteps each sample stands for (sums to ``remaining``)
     how: str             # where ``remaining`` came from, for reasons
+    estimated: bool = True  # ``remaining`` from a convergence trend or a guess, not a known count
 
     @property
     def next_work(self) -> float:
@@ -47,12 +48,13 @@ class Forecast:
 
 def forecast(history: History, plan: RunPlan, samples: int = 64) -> Forecast:
     """The remaining supersteps after the last of ``history`` and their forecast work."""
-    n, how = plan.supersteps_left(history)
+    h = plan.horizon(history)
+    n, how, known = h.planning, h.how, not h.estimated
     w_last = history[-1].ran.work
     w_last = w_last if w_last is not None and math.isfinite(w_last) and w_last > 0 else 1.0
     slope = log_slope([(float(r.superstep), r.ran.work) for r in history[-plan.window:]])
     if n == 0:
-        return Forecast(0, np.array([w_last]), np.zeros(1), how)
+        return Forecast(0, np.array([w_last]), np.zeros(1), how, not known)
     ks = np.arange(1, n + 1, dtype=float)
     if slope is not None and slope < -1e-6:
         works = w_last * np.exp(slope * ks)
@@ -61,4 +63,4 @@ def forecast(history: History, plan: RunPlan, samples: int = 64) -> Forecast:
         works = np.full(n, w_last)
     chunks = np.array_split(np.arange(n), min(n, samples))
     return Forecast(n, np.array([works[c].mean() for c in chunks]),
-                    np.array([float(c.size) for c in chunks]), how)
+                    np.array([float(c.size) for c in chunks]), how, not known)

@@ -36,7 +36,10 @@ class TargetPolicy(AdaptivePolicy):
       reason says so);
     * scale in only when comfortably ahead, ``T(current) < left / (1 + slack)``, to the cheapest
       count with ``T(e) <= left / (1 + margin)``, its price included -- after ``wait_count``
-      barriers, by the least reduction they asked for (``prompt_release``: at once). The
+      barriers, by the least reduction they asked for -- at once where the run's length is
+      known (``max_iterations`` and no tolerance: only the model can be wrong, and each barrier
+      waited for runs another superstep at the larger size; PageRank's releases came 3-6
+      supersteps late), and with ``prompt_release=True`` always. The
       price is the band that keeps the next barrier from calling for a scale-out; an extra
       band here cost PageRank on the emulated cluster 1.42x the executor-seconds of the
       cheapest static size (targets of 18-26 s kept 4 executors where 2-3 met them), and
@@ -46,7 +49,7 @@ class TargetPolicy(AdaptivePolicy):
     name = "target"
 
     def __init__(self, target_seconds: float, *, margin: float = 0.1, slack: float = 0.5,
-                 prompt_release: bool = False, **common: Any) -> None:
+                 prompt_release: bool | None = None, **common: Any) -> None:
         if not target_seconds > 0:
             raise ValueError(f"target_seconds must be > 0 (got {target_seconds})")
         if not 0 <= margin < slack:
@@ -68,9 +71,10 @@ class TargetPolicy(AdaptivePolicy):
         down, _ = self.scale_in_prices(ctx.history, E, ctx.current)
         paid = T + np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
 
-        def cheapest(goal: float) -> int | None:
-            """Index in ``E`` of the fewest predicted executor-seconds finishing within ``goal``."""
-            ok = np.flatnonzero(paid <= goal)
+        def cheapest(goal: float, least: int = 0) -> int | None:
+            """Index in ``E`` of the fewest predicted executor-seconds finishing within ``goal``
+            (among the sizes of at least ``least`` executors)."""
+            ok = np.flatnonzero((paid <= goal) & (E >= least))
             return int(ok[np.argmin(E[ok] * paid[ok])]) if ok.size else None
 
         head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
@@ -98,15 +102,21 @@ class TargetPolicy(AdaptivePolicy):
             return Want(e, f"{head}; {e} executors: finish {elapsed + paid[k]:.1f}s, "
                            f"{e * T[k]:.0f} executor-seconds ({priced})", prompt=True, priced=True)
         if tc < left / (1 + self.slack):
-            k = cheapest(left / (1 + self.margin))
+            # at most half the executors per release: a size far below every one measured is the
+            # model's extrapolation (a curve fitted at 16 and 14 executors read 2 as fast as 14)
+            half = math.ceil(ctx.current / 2)
+            k, best = cheapest(left / (1 + self.margin), least=half), cheapest(left / (1 + self.margin))
             if k is not None and E[k] < ctx.current:
                 e = int(E[k])
+                if best is not None and E[best] < half:
+                    head += f"; {int(E[best])} would do, at most half the executors a release"
                 # not ``priced``: the release must also save more executor-seconds than its price
                 # holds (WCC released 4 -> 1 for a predicted saving of 0 with 2 supersteps "left";
                 # 26 were, and the first at 1 executor re-read the graph for 6.2 s)
                 return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + paid[k]:.1f}s "
                                f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})",
-                            prompt=self.prompt_release)
+                            prompt=self.prompt_release or (self.prompt_release is None
+                                                           and not ctx.forecast.estimated))
         return Want(ctx.current, f"{head}; within the band, keep {ctx.current}")
 
 
