@@ -3,7 +3,12 @@ item 4, Spark-free part): each program's smallest static run is the base; every 
 the same program in the same experiment is simulated from it and compared with what really
 happened. Writes experiments/results/simulator_calibration.csv and .txt. No Spark; seconds.
 
-    .venv/bin/python experiments/calibrate_simulator.py
+    .venv/bin/python experiments/calibrate_simulator.py [--tables A.csv,B.csv] [--tag T]
+
+``--tables``: other recorded tables in experiments/results (their adaptive runs made with the
+policies' defaults); the simulator's latencies are then learned from the *other* tables only
+(leave one table out), so no run is simulated with parameters fitted on it. ``--tag`` names the
+output files (``simulator_calibration_TAG*``).
 """
 from __future__ import annotations
 
@@ -33,19 +38,38 @@ def program(run) -> str:
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", default=None, help="comma-separated tables in experiments/results")
+    ap.add_argument("--judge", default=None, help="of --tables, the ones simulated (default all): the others "
+                    "only teach the latencies (e.g. tables made by earlier code, whose adaptive runs decided "
+                    "by other rules)")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    sources = [(t, {}) for t in args.tables.split(",")] if args.tables else SOURCES
+    out = f"simulator_calibration{'_' + args.tag if args.tag else ''}"
     rows, used = [], []
-    all_runs = {name: load(str(RESULTS / name)) for name, _ in SOURCES}
+    all_runs = {name: load(str(RESULTS / name)) for name, _ in sources}
     every = [r.records for runs in all_runs.values() for r in runs]
     jobs = {(name, prog): [r for r in runs if program(r) == prog]
             for name, runs in all_runs.items() for prog in {program(r) for r in runs}}
+    apart = bool(args.tables) and len(sources) > 1  # latencies from the other tables only
     params = learn(every)
     with_slow = []  # the same runs simulated with the task slow-down of the session's other programs
-    for name, options in SOURCES:
+    judged = set(args.judge.split(",")) if args.judge else {name for name, _ in sources}
+    for name, options in sources:
         runs = all_runs[name]
+        if name not in judged:
+            continue
+        if apart:
+            params = learn([r.records for k, rs in all_runs.items() if k != name for r in rs])
+            used.append(f"{name}: simulator latencies learned from the other tables: {'; '.join(params.describe())}")
         top = max(max(r.sizes) for r in runs)
         for prog in sorted({program(r) for r in runs}):
             # the task slow-down from the same session's other programs: none of the runs simulated here
-            held_out = learn(every, jobs=[v for k, v in jobs.items() if k[0] == name and k[1] != prog])
+            pool = [r.records for k, rs in all_runs.items() if k != name for r in rs] if apart else every
+            held_out = learn(pool, jobs=[v for k, v in jobs.items() if k[0] == name and k[1] != prog])
             mine = [r for r in runs if program(r) == prog]
             static = [r for r in mine if policy_of(r) == "static" and len(set(r.sizes)) == 1]
             if not static:
@@ -70,9 +94,9 @@ def main() -> None:
         used.append(f"    {table}: {ok(g):.0%} of {len(g)} with it, {ok(df[df.table == table]):.0%} without; median "
                     f"|runtime error| {g.runtime_error.abs().median():.0%} with, "
                     f"{df[df.table == table].runtime_error.abs().median():.0%} without")
-    slow.to_csv(RESULTS / "simulator_calibration_contention.csv", index=False)
-    df.to_csv(RESULTS / "simulator_calibration.csv", index=False)
-    (RESULTS / "simulator_calibration.txt").write_text(report(df, used, params))
+    slow.to_csv(RESULTS / f"{out}_contention.csv", index=False)
+    df.to_csv(RESULTS / f"{out}.csv", index=False)
+    (RESULTS / f"{out}.txt").write_text(report(df, used, params))
     print(report(df, used, params))
 
 

@@ -35,7 +35,8 @@ class TargetPolicy(AdaptivePolicy):
       reach: to the count with the earliest predicted finish (urgent: no cooldown either; the
       reason says so);
     * scale in only when comfortably ahead, ``T(current) < left / (1 + slack)``, to the cheapest
-      count with ``T(e) <= left / (1 + margin)``, its price included -- after ``wait_count``
+      count with ``T(e) <= left / (1 + margin)``, its price included, and at most halving the
+      executors (a size far below the measured ones is extrapolated) -- after ``wait_count``
       barriers, by the least reduction they asked for -- at once where the run's length is
       known (``max_iterations`` and no tolerance: only the model can be wrong, and each barrier
       waited for runs another superstep at the larger size; PageRank's releases came 3-6
