@@ -66,6 +66,9 @@ def extra(ap) -> None:
                     help="when target releases executors: auto (the policy's default: at the first barrier "
                          "ahead where the run's length is known, after 3 barriers where it is estimated), "
                          "prompt (always at once), hysteresis (always after 3 barriers)")
+    ap.add_argument("--scale-out-seconds", type=float, default=None,
+                    help="--from-csv: a scale-out's price for the priced bound where the runs measured none "
+                         "(e.g. an earlier run's; the output says it was given)")
     ap.add_argument("--target-start", choices=["max", "1"], default="max",
                     help="executors target starts on (default max, the policy's own default: a release "
                          "costs about one superstep here, a scale-out registration plus cold executors)")
@@ -101,7 +104,7 @@ def main() -> int:
     if args.from_csv:  # the analysis again, on the runs saved by an earlier call
         df = pd.read_csv(RESULTS / f"{stem}.csv")
         steps = RESULTS / f"{stem}_supersteps.csv"
-        text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None)
+        text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None, args.scale_out_seconds)
         print("\n".join(text))
         return 0
     if not args.quick and not args.reps_given:  # full mode: 3 reps unless told otherwise
@@ -168,7 +171,7 @@ def main() -> int:
     return 0
 
 
-def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None) -> list[str]:
+def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: float | None = None) -> list[str]:
     """Dominance per adaptive run, the issue's goals, parallel efficiency per static size and,
     given the runs' supersteps, the best any policy could reach (:mod:`iterflow.simulate.bounds`)."""
     out = []
@@ -193,11 +196,11 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None) -> list
                        + (" (never rescaled: a static run in all but name)" if fixed else ""))
         out += goals(job, d, med, W)
         if steps is not None and "job" in steps:
-            out += best_possible(job, d, steps[steps["job"] == job], W)
+            out += best_possible(job, d, steps[steps["job"] == job], W, up)
     return out
 
 
-def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int) -> list[str]:
+def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given: float | None = None) -> list[str]:
     """The goals' figures for the best schedule of per-superstep sizes the static runs allow
     (exact future, free rescales, warm executors): where even that misses a goal, the cluster's
     scaling rules it out. Times per superstep are wall + barrier seconds, median over a size's runs."""
@@ -225,14 +228,16 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int) -> lis
     out.append(f"    efficiency within +10% of static-{W}: {saved:+.0%} executor-s saved [{c.path}]"
                + (" (goal on WCC >= 35%: out of reach on this cluster)" if job == "wcc" and saved < 0.35 else ""))
     out += _target_bound(d, sizes, T, {})
-    up = scale_out_price(steps)
+    up, whose = scale_out_price(steps), "median of the adaptive runs'"
+    if up is None and given is not None:
+        up, whose = given, "given: --scale-out-seconds"
     if up is None:
         return out + ["    (no scale-out in the adaptive runs: the bound with priced rescales needs one measured)"]
     starts = steps[~steps["policy"].astype(str).str.startswith("static-") & (steps["superstep"] == 1)]
     start = {p: int(g["executors"].median()) for p, g in starts.groupby("policy")}
     priced = dict(up=up, down=None)
     out.append(f"  the same with rescales priced as measured here (a scale-out +{up:.1f}s at the new size: its "
-               f"pause and cold supersteps, median of the adaptive runs'; a scale-in one superstep at the new "
+               f"pause and cold supersteps, {whose}; a scale-in one superstep at the new "
                f"size; registration still free), from where each policy starts:")
     f = bounds.fastest(sizes, T, 1.2 * t1, start=start.get("fastest", 1), **priced)
     out.append(f"    fastest within 1.2x static-1's executor-s: {1 - f.seconds / t1:+.0%} shorter [{f.path}]")
