@@ -36,9 +36,10 @@ from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import Reconfigurer
-from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord, epoch_ages,
-                                   feeds_model, is_cold, model_rows, records, table)
+from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord, model_rows,
+                                   records, table)
 from iterflow.actuate.rebalance import imbalance
+from iterflow.model.live import feed
 from iterflow.model.warmup import warmup_supersteps
 
 log = logging.getLogger(__name__)
@@ -271,18 +272,13 @@ class IterationDriver:
 
     def _observe(self, record: SuperstepRecord, history: Sequence[SuperstepRecord],
                  predicted: float) -> SuperstepRecord:
-        """Feed the model the superstep when :func:`feeds_model` admits it (past the warm-up of
-        its epoch). A *cold* superstep (the first at a new executor count) is not; its excess over
-        the model's prediction is recorded as ``cold_seconds``, part of what that rescale cost."""
-        prev = history[-1] if history else None
-        age = epoch_ages([*history[-self.warmup:], record])[-1] if history else 1
+        """Feed the model the superstep past the warm-up of its executor set
+        (:func:`~iterflow.model.live.feed`); a *cold* superstep's excess over the model's
+        prediction is recorded as ``cold_seconds``, part of what that rescale cost."""
         cold = None
         if self.stats is not None:
-            if is_cold(record, prev) and self._fitted():
-                cold = max(0.0, record.wall_seconds - self.model.predict_seconds(record.ran.cores, record.ran.work))
-            if feeds_model(record, prev, age, self.warmup):
-                self.model.observe(record.ran.cores, record.ran.work, record.wall_seconds,
-                                   record.stats.stage_tasks if record.stats is not None else None)
+            cold = feed(self.model, record, history, self.warmup,
+                        record.stats.stage_tasks if record.stats is not None else None, self._fitted())
         return record.with_(predicted=Predicted(predicted, cold))
 
     @staticmethod

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from iterflow.loop.records import SuperstepRecord, epoch_ages, feeds_model, is_cold
 from iterflow.model.replay import ReplayModel
 from iterflow.model.resource import ResourceModel
 
@@ -71,3 +72,19 @@ class LiveModel:
         if self.curve.fitted:
             out["curve"] = self.curve.to_dict()
         return out
+
+
+def feed(model: Any, record: SuperstepRecord, history: Sequence[SuperstepRecord], warmup: int,
+         stage_tasks: Any, fitted: bool) -> float | None:
+    """At a barrier: the cold excess of ``record`` over ``model``'s prediction (a cold superstep,
+    part of its rescale's price; ``None`` when not cold or the model is not ``fitted``), then
+    ``record`` fed to ``model`` when :func:`~iterflow.loop.records.feeds_model` admits it past a
+    ``warmup`` of that many supersteps. The driver's rule, which the simulator replays."""
+    prev = history[-1] if history else None
+    cold = None
+    if is_cold(record, prev) and fitted:
+        cold = max(0.0, record.wall_seconds - model.predict_seconds(record.ran.cores, record.ran.work))
+    age = epoch_ages([*history[-warmup:], record])[-1]  # counted only as far as the rule looks
+    if feeds_model(record, prev, age, warmup):
+        model.observe(record.ran.cores, record.ran.work, record.wall_seconds, stage_tasks)
+    return cold

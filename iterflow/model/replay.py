@@ -27,6 +27,7 @@ from functools import cached_property
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+from scipy.optimize import nnls
 
 from iterflow.model.contention import Contention, fit, row_task_seconds
 from iterflow.model.fits import relative_median
@@ -94,7 +95,7 @@ class Profile:
         return float(sum(sum(s) for s in self.stages))
 
     def replay(self, slots: float, work: float | None = None, contention: Contention | None = None,
-               cost: "WorkCost | None" = None) -> float:
+               cost: WorkCost | None = None) -> float:
         """Its superstep at ``slots`` with ``work`` (the task time scaled as ``cost`` says, else
         in proportion)."""
         if cost is not None and work:
@@ -123,8 +124,6 @@ class WorkCost:
         w, y = w[ok], y[ok]
         if w.size < 3 or w.max() < 2 * w.min():
             return None
-        from scipy.optimize import nnls
-
         (a, b), _ = nnls(np.column_stack([np.ones_like(w), w]) / y[:, None], np.ones_like(y))  # relative error
         return cls(float(a), float(b)) if a + b > 0 else None
 

@@ -49,12 +49,12 @@ class Forecast:
 def forecast(history: History, plan: RunPlan, samples: int = 64) -> Forecast:
     """The remaining supersteps after the last of ``history`` and their forecast work."""
     h = plan.horizon(history)
-    n, how, known = h.planning, h.how, not h.estimated
+    n, how = h.planning, h.how
     w_last = history[-1].ran.work
     w_last = w_last if w_last is not None and math.isfinite(w_last) and w_last > 0 else 1.0
     slope = log_slope([(float(r.superstep), r.ran.work) for r in history[-plan.window:]])
     if n == 0:
-        return Forecast(0, np.array([w_last]), np.zeros(1), how, not known)
+        return Forecast(0, np.array([w_last]), np.zeros(1), how, h.estimated)
     ks = np.arange(1, n + 1, dtype=float)
     if slope is not None and slope < -1e-6:
         works = w_last * np.exp(slope * ks)
@@ -63,4 +63,4 @@ def forecast(history: History, plan: RunPlan, samples: int = 64) -> Forecast:
         works = np.full(n, w_last)
     chunks = np.array_split(np.arange(n), min(n, samples))
     return Forecast(n, np.array([works[c].mean() for c in chunks]),
-                    np.array([float(c.size) for c in chunks]), how, not known)
+                    np.array([float(c.size) for c in chunks]), how, h.estimated)

@@ -106,11 +106,12 @@ class TargetPolicy(AdaptivePolicy):
             # at most half the executors per release: a size far below every one measured is the
             # model's extrapolation (a curve fitted at 16 and 14 executors read 2 as fast as 14)
             half = math.ceil(ctx.current / 2)
-            k, best = cheapest(left / (1 + self.margin), least=half), cheapest(left / (1 + self.margin))
+            k = best = cheapest(left / (1 + self.margin))
+            if best is not None and E[best] < half:
+                k = cheapest(left / (1 + self.margin), least=half)
+                head += f"; {int(E[best])} would do, at most half the executors a release"
             if k is not None and E[k] < ctx.current:
                 e = int(E[k])
-                if best is not None and E[best] < half:
-                    head += f"; {int(E[best])} would do, at most half the executors a release"
                 # not ``priced``: the release must also save more executor-seconds than its price
                 # holds (WCC released 4 -> 1 for a predicted saving of 0 with 2 supersteps "left";
                 # 26 were, and the first at 1 executor re-read the graph for 6.2 s)

@@ -35,10 +35,9 @@ import numpy as np
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
-from iterflow.loop.records import (Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, epoch_ages,
-                                   feeds_model, is_cold, model_rows)
+from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold, model_rows
 from iterflow.model.contention import Contention, fit as fit_contention
-from iterflow.model.live import LiveModel
+from iterflow.model.live import LiveModel, feed
 from iterflow.model.replay import ReplayModel, makespan
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
@@ -201,14 +200,15 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
         wall = step.outside + t
         came = sum(1 for j in joins if j <= wall)
         E, joins = E + came, [j - wall for j in joins if j > wall]
+        tasks = step.stage_tasks(stages)
         rec = SuperstepRecord(Ran(step.superstep, wall, E, E * cores, parts, step.delta, step.work),
-                              stats=Stats(stage_tasks=step.stage_tasks(stages) or "[]"))
+                              stats=Stats(stage_tasks=tasks or "[]"))
         prev = history[-1] if history else None
         if is_cold(rec, prev):
             factor = params.cold_in_factor if prev is not None and E < prev.executors else params.cold_factor
             rec = rec.with_(ran=Ran(step.superstep, wall * (1 + factor), E, E * cores, parts,
                                     step.delta, step.work))
-        rec = _observe(model, rec, prev, step.stage_tasks(stages), epoch_ages([*history[-warm:], rec])[-1], warm)
+        rec = rec.with_(predicted=Predicted(cold_seconds=feed(model, rec, history, warm, tasks, model.fitted)))
         last = k == len(run.steps) - 1
         reconf = Reconfiguration.none("last recorded superstep") if last else \
             policy.decide([*history, rec], model, plan=plan)
@@ -219,17 +219,6 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
         joins = [max(j - pause, 0.0) for j in joins]
         history.append(rec)
     return SimRun(getattr(policy, "name", "policy"), int(executors), history)
-
-
-def _observe(model: LiveModel, rec: SuperstepRecord, prev: SuperstepRecord | None,
-             stage_tasks: str | None, age: int, warmup: int) -> SuperstepRecord:
-    """What :meth:`IterationDriver._observe` does: the cold excess, then feed the model."""
-    cold = None
-    if is_cold(rec, prev) and model.fitted:
-        cold = max(0.0, rec.wall_seconds - model.predict_seconds(rec.ran.cores, rec.ran.work))
-    if feeds_model(rec, prev, age, warmup):
-        model.observe(rec.ran.cores, rec.ran.work, rec.wall_seconds, stage_tasks)
-    return rec.with_(predicted=Predicted(cold_seconds=cold))
 
 
 def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[float], asked: int | None,
