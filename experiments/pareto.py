@@ -12,7 +12,8 @@ again in reverse order (the session warms up as it runs: each static size is the
 run before and one after the adaptive ones, and their spread is the noise). ``efficiency`` and
 ``fastest`` are warm-started from the static runs (as ``iterflow run`` is from its MLflow
 store), ``fastest`` with a budget of 1.2x static-1's executor-seconds (the issue's goal);
-``target`` starts cold (no earlier runs: the empty-store case) on ``--target-start``
+``target`` starts cold (no earlier runs: the empty-store case; the cluster calibrated first,
+``--cluster-profile``, as ``iterflow cluster calibrate`` does once per cluster) on ``--target-start``
 executors (default the maximum, the policy's own default: from 1, a target near static-max's
 time is out of reach by construction, and a scale-out pays registration and cold executors
 where a release pays about one superstep).
@@ -43,10 +44,14 @@ from common import points, rmat
 from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
+from iterflow.app.calibrate import describe, measure
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
 from iterflow.loop.records import records, rescale_costs
+from iterflow.model.contention import fit
+from iterflow.model.live import LiveModel
+from iterflow.model.replay import ReplayModel
 from iterflow.simulate import bounds
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 
@@ -69,6 +74,11 @@ def extra(ap) -> None:
     ap.add_argument("--scale-out-seconds", type=float, default=None,
                     help="--from-csv: a scale-out's price for the priced bound where the runs measured none "
                          "(e.g. an earlier run's; the output says it was given)")
+    ap.add_argument("--cluster-profile", choices=["calibrate", "none"], default="calibrate",
+                    help="calibrate (default): measure the cluster's task slow-down first with `iterflow cluster "
+                         "calibrate`'s job (PageRank on a generated graph, not one of the jobs) and give it to "
+                         "target's cold-start runs, as a first run on a calibrated cluster gets it; none: they "
+                         "take a task to cost the same at every size (stop 25 and before)")
     ap.add_argument("--target-start", choices=["max", "1"], default="max",
                     help="executors target starts on (default max, the policy's own default: a release "
                          "costs about one superstep here, a scale-out registration plus cold executors)")
@@ -113,12 +123,17 @@ def main() -> int:
     n_targets = args.targets or (3 if args.quick else 10)
     W, t0, runs, rows = args.workers, time.time(), Collector(), []
     with cluster(args) as (_, spark, note):
+        slow, calibrated = None, "not calibrated (--cluster-profile none): no task slow-down known"
+        if args.cluster_profile == "calibrate":  # what `iterflow cluster calibrate` measures, this session
+            found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
+            slow, calibrated = fit([found.task_seconds]), describe(found, sizes=range(1, W + 1))
+            print(calibrated, flush=True)
         for job, make in programs(spark, args, n).items():
             warm_up(spark, make(), args)
             for e in range(1, W + 1):  # the session warms up for minutes (driver JIT, executors'):
                 warm_up(spark, make(), args, executors=e)  # one untimed run per size before any timed one
             for rep in range(args.reps):
-                def go(policy: str, p: Any, start: int, past: list, **extra: Any) -> None:
+                def go(policy: str, p: Any, start: int, past: list, model: Any = None, **extra: Any) -> None:
                     # executors a size change just started are fresh JVMs: two untimed supersteps
                     # at the starting size first, so every run starts as warm as the others
                     # (only a policy's own scale-outs meet cold executors: what rescaling costs)
@@ -127,7 +142,7 @@ def main() -> int:
                     w = make(2)
                     warm.run(w)
                     w.release()
-                    run = runs.run(spark, p, make(), args=args, start=start, past=past, verbose=False,
+                    run = runs.run(spark, p, make(), args=args, start=start, past=past, model=model, verbose=False,
                                    labels={"experiment": NAME, "job": job, "policy": policy, "rep": rep,
                                            **({"target_seconds": extra["target_seconds"]}
                                               if "target_seconds" in extra else {})})
@@ -151,7 +166,7 @@ def main() -> int:
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
                     go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
                                               prompt_release=RELEASE[args.target_release]), s, [],
-                       target_seconds=float(target))
+                       model=LiveModel(replay=ReplayModel(contention=slow)), target_seconds=float(target))
                 # the static sizes again, in reverse order: the session warms up as it goes, so
                 # a static size is the median of a run before and one after the adaptive runs
                 # (their spread is the noise the dominance check allows)
@@ -163,7 +178,8 @@ def main() -> int:
     df.to_csv(RESULTS / f"{stem}.csv", index=False)
     steps = pd.concat([t.dropna(axis=1, how="all") for t in runs.tables], ignore_index=True)
     steps.to_csv(RESULTS / f"{stem}_supersteps.csv", index=False)
-    text = analyse(df, W, steps) + [f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
+    text = analyse(df, W, steps) + [f"target's cold starts: {calibrated}",
+                                    f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
                              f"{args.reps} rep(s); {n} supersteps (PageRank, k-means), WCC to convergence"]
     (RESULTS / f"{stem}.txt").write_text("\n".join(text) + "\n")
     print("\n".join(text))

@@ -1,4 +1,4 @@
-"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop``, ``generate``, ``model``, ``simulate``.
+"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop|calibrate``, ``generate``, ``model``, ``simulate``.
 
 User-facing progress is printed here and only here. Bad input ends with one
 ``iterflow: error: ...`` line and exit status 2; a Spark failure with one line and status 1.
@@ -94,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_cluster_status)
     csub.add_parser("stop").set_defaults(func=cmd_cluster_stop)
+    cal = csub.add_parser("calibrate", help="measure the cluster's task slow-down with scale-out once, "
+                                            "for every later run on it (first runs included)")
+    cal.add_argument("--master", help="spark://, yarn or k8s:// URL (default: embedded cluster)")
+    _add_cluster_args(cal)
+    cal.add_argument("--max-executors", type=int, help="with --master: how many executors the cluster gives")
+    cal.add_argument("--supersteps", type=int, default=5, help="measured supersteps a size (>= 3)")
+    cal.set_defaults(func=cmd_cluster_calibrate)
 
     gen = sub.add_parser("generate", help="synthetic inputs")
     gsub = gen.add_subparsers(dest="kind", required=True, parser_class=_Parser)
@@ -218,6 +225,21 @@ def cmd_cluster_stop(args: argparse.Namespace) -> int:
     stop_detached(ClusterInfo(**json.loads(path.read_text())))
     path.unlink()
     print("cluster stopped")
+    return 0
+
+
+def cmd_cluster_calibrate(args: argparse.Namespace) -> int:
+    os.umask(0o077)
+    from iterflow.app.calibrate import calibrate
+    from iterflow.app.spec import JobSpec
+
+    for name in ("supersteps", "max_executors", "workers", "cores_per_worker"):
+        value = getattr(args, name)
+        if value is not None and value < (3 if name == "supersteps" else 1):
+            raise InputError(f"--{name.replace('_', '-')}: must be >= {3 if name == 'supersteps' else 1}, got {value}")
+    spec = JobSpec("pagerank", "(calibration graph)", "(none)", master=args.master, workers=args.workers,
+                   cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share)
+    calibrate(spec, supersteps=args.supersteps, max_executors=args.max_executors)
     return 0
 
 

@@ -170,19 +170,27 @@ def cluster_key(spec: JobSpec, master: str) -> str:
 
 
 def cluster_model(key: str) -> Any:
-    """The live model, with the task slow-down learned from earlier runs on cluster ``key``."""
+    """The live model, with the task slow-down learned from cluster ``key``'s calibration
+    profile (``iterflow cluster calibrate``) and earlier runs on it of any program."""
     from iterflow.app.tracking import past_jobs_on
+    from iterflow.cluster import profile
     from iterflow.loop.records import records
-    from iterflow.model.contention import learn
+    from iterflow.model.contention import fit, task_seconds
     from iterflow.model.live import LiveModel
     from iterflow.model.replay import ReplayModel
 
+    jobs = []
     try:
-        contention = learn(records(t) for t in past_jobs_on(key))
-    except Exception as exc:  # noqa: BLE001 - no usable history: plain replay
+        calibrated = profile.load(key)
+        if calibrated is not None:
+            jobs.append(calibrated.task_seconds)
+    except InputError as exc:  # a broken profile file: say so, run on what the store has
+        log.warning("%s", exc)
+    try:
+        jobs += [task_seconds(records(t)) for t in past_jobs_on(key)]
+    except Exception as exc:  # noqa: BLE001 - no usable history: the profile, or plain replay
         log.info("no cluster history: %s", exc)
-        contention = None
-    return LiveModel(replay=ReplayModel(contention=contention))
+    return LiveModel(replay=ReplayModel(contention=fit(jobs) if jobs else None))
 
 
 @contextlib.contextmanager

@@ -1,0 +1,90 @@
+"""A cluster's measured task slow-down with scale-out, kept apart from any program's history.
+
+Why: the resource model replays a superstep's measured tasks at other sizes
+(:mod:`iterflow.model.replay`); on a cluster whose executors share hardware, a task measured at 4
+executors runs faster at 3 (measured on the emulated cluster: PageRank's tasks 19 % faster,
+k-means' 23 %). That slow-down is a property of the cluster, learned from runs of any program at
+several sizes (:mod:`iterflow.model.contention`). A user's *first* run on a cluster has none in
+its MLflow store, so its model takes a task at 3 executors to cost what it cost at 4, and a
+``target`` run keeps every executor for targets a smaller size meets. ``iterflow cluster
+calibrate`` measures it once per cluster (a fixed PageRank job on a generated graph at a few
+static sizes, :mod:`iterflow.app.calibrate`) and keeps the per-size task seconds here, in
+``$ITERFLOW_HOME/cluster-profiles.json`` keyed by the cluster (the embedded cluster's shape or
+the master URL): every later run on that cluster learns from them together with the store's
+runs of other programs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iterflow.errors import InputError
+from iterflow.files import atomic_file, iterflow_home, private_dir
+
+
+def profiles_file() -> Path:
+    return iterflow_home() / "cluster-profiles.json"
+
+
+@dataclass(frozen=True)
+class ClusterProfile:
+    """``task_seconds``: executors' slots -> mean task seconds of the calibration job's
+    steady-state supersteps (the form :func:`iterflow.model.contention.fit` takes)."""
+
+    cluster: str
+    task_seconds: dict[float, list[float]]
+    job: str = ""
+    measured_at: str = ""
+    seconds: float = 0.0  # what the calibration cost, wall clock
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sizes(self) -> list[float]:
+        return sorted(self.task_seconds)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task_seconds"] = {str(k): v for k, v in self.task_seconds.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str = "profile") -> "ClusterProfile":
+        try:
+            seen = {float(k): [float(x) for x in v] for k, v in dict(d["task_seconds"]).items()}
+            return cls(str(d["cluster"]), seen, str(d.get("job", "")), str(d.get("measured_at", "")),
+                       float(d.get("seconds", 0.0)), dict(d.get("notes") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{where}: not a cluster profile ({exc})") from exc
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: unreadable cluster profiles ({exc}); remove it or run `iterflow cluster "
+                         "calibrate` again") from exc
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a JSON object of cluster -> profile")
+    return doc
+
+
+def load(cluster: str, path: Path | None = None) -> ClusterProfile | None:
+    """The profile of ``cluster``, or None where it was never calibrated."""
+    path = path or profiles_file()
+    entry = _read(path).get(cluster)
+    return None if entry is None else ClusterProfile.from_dict(entry, f"{path} [{cluster!r}]")
+
+
+def save(profile: ClusterProfile, path: Path | None = None) -> Path:
+    """Add or replace ``profile`` (atomically: a crash leaves the old file, not half a new one)."""
+    path = path or profiles_file()
+    private_dir(path.parent)
+    doc = _read(path)
+    doc[profile.cluster] = profile.to_dict()
+    with atomic_file(path) as fh:
+        json.dump(doc, fh, indent=1, sort_keys=True)
+    return path

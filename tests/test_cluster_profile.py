@@ -1,0 +1,81 @@
+"""The cluster profile (`iterflow cluster calibrate`'s measured task slow-down), without Spark:
+its file, what a run's model learns from it, the calibration's sizes and bad input."""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from conftest import run_cli
+from iterflow.app.calibrate import describe, sizes_for
+from iterflow.cluster import profile
+from iterflow.cluster.profile import ClusterProfile
+from iterflow.errors import InputError
+
+# a cluster whose tasks run 1.5x as long at 4 slots as at 1 (as the emulated one's do)
+SLOWER = {1.0: [0.10, 0.10], 2.0: [0.115, 0.114], 4.0: [0.15, 0.151]}
+
+
+def test_profile_round_trips_and_keeps_other_clusters(tmp_path):
+    path = tmp_path / "profiles.json"
+    profile.save(ClusterProfile("embedded 4x1 cpu-share 0.5", SLOWER, job="pagerank"), path)
+    profile.save(ClusterProfile("spark://h:7077", {1.0: [0.2], 8.0: [0.2]}), path)
+    got = profile.load("embedded 4x1 cpu-share 0.5", path)
+    assert got is not None and got.task_seconds == SLOWER and got.job == "pagerank"
+    assert profile.load("spark://h:7077", path).sizes == [1.0, 8.0]
+    assert profile.load("never calibrated", path) is None
+    assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_broken_profile_file_is_named(tmp_path):
+    path = tmp_path / "profiles.json"
+    path.write_text("{not json")
+    with pytest.raises(InputError, match="profiles.json"):
+        profile.load("c", path)
+    path.write_text(json.dumps({"c": {"cluster": "c", "task_seconds": {"one": [1]}}}))
+    with pytest.raises(InputError, match=r"profiles.json \['c'\]: not a cluster profile"):
+        profile.load("c", path)
+
+
+def test_a_first_run_learns_the_slow_down_from_the_profile(tmp_path, monkeypatch):
+    """No earlier run on the cluster in the MLflow store: the model still knows a task measured
+    at 4 slots runs faster at 2, from the profile alone."""
+    from iterflow.app.runner import cluster_model
+
+    monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    assert cluster_model("c").replay.contention.none  # nothing calibrated, nothing run
+    profile.save(ClusterProfile("c", SLOWER))
+    slow = cluster_model("c").replay.contention
+    assert not slow.none and slow.jobs == 1
+    assert slow.task(0.15, 4, 1) == pytest.approx(0.10, rel=0.1)
+    assert cluster_model("another cluster").replay.contention.none
+
+
+def test_calibration_sizes_span_the_cluster():
+    assert sizes_for(1) == [1]
+    assert sizes_for(4) == [1, 2, 4]
+    assert sizes_for(16) == [1, 2, 8, 16]
+    with pytest.raises(ValueError):
+        sizes_for(0)
+
+
+def test_describe_says_what_a_user_gets():
+    text = describe(ClusterProfile("c", SLOWER, job="pagerank g", measured_at="2026-11-25T09:00:00+00:00"))
+    assert "cluster 'c'" in text and "beta=" in text
+    at4 = float(re.search(r"\b4: ([0-9.]+)x", text).group(1))
+    assert at4 == pytest.approx(1.5, rel=0.05)  # the measured 0.15 s against 0.10 s
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--supersteps", "2"], "--supersteps"),
+    (["--max-executors", "0"], "--max-executors"),
+])
+def test_bad_calibration_options_fail_before_any_cluster(tmp_path, args, needle):
+    env = dict(os.environ, ITERFLOW_HOME=str(tmp_path))
+    r = run_cli(["cluster", "calibrate", "--master", "spark://127.0.0.1:1", *args], env, timeout=60)
+    assert r.returncode == 2, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("iterflow: error:") and needle in last, r.stderr
