@@ -200,13 +200,16 @@ def show(r: dict[str, Any]) -> None:
 
 def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
                 labels: dict[str, Any], start: int | None, params: dict[str, Any] | None = None,
-                verbose: bool = True, past: Sequence[pd.DataFrame] = (), model: Any = None) -> Run:
+                verbose: bool = True, past: Sequence[pd.DataFrame] = (), model: Any = None,
+                cluster_past: Sequence[Any] = ()) -> Run:
     """Run ``program`` under ``policy`` from ``start`` executors (``None``: leave them, as for
     Spark's dynamic allocation), timed per superstep and logged to MLflow; see the module doc.
     ``past``: earlier runs' tables, which warm-start the model and the policy's rescale price
     through the loop, as ``iterflow run`` does from its MLflow store; ``model``: the resource
-    model (default the loop's own, knowing nothing of the cluster)."""
+    model (default the loop's own, knowing nothing of the cluster); ``cluster_past``: records of
+    other runs on the cluster (its calibration's), which price rescales as ``iterflow run``'s do."""
     driver = IterationDriver(spark, policy, partitions=args.partitions, start_executors=start, model=model,
+                             cluster_past=cluster_past,
                              past=pd.concat(list(past), ignore_index=True) if past else ())
     first_job = driver.stats.first_job
     starts: dict[int, float] = {}
@@ -264,10 +267,11 @@ class Collector:
 
     def run(self, spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
             labels: dict[str, Any], start: int | None, verbose: bool = True,
-            past: Sequence[pd.DataFrame] = (), model: Any = None, **row: Any) -> Run:
+            past: Sequence[pd.DataFrame] = (), model: Any = None, cluster_past: Sequence[Any] = (),
+            **row: Any) -> Run:
         """:func:`tracked_run`, then free the program's inputs and keep the run's figures."""
         run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose,
-                          past=past, model=model)
+                          past=past, model=model, cluster_past=cluster_past)
         program.release()  # its own cached inputs; the shared graph or points stay
         self.add(run, **row)
         return run

@@ -123,17 +123,19 @@ def main() -> int:
     n_targets = args.targets or (3 if args.quick else 10)
     W, t0, runs, rows = args.workers, time.time(), Collector(), []
     with cluster(args) as (_, spark, note):
-        slow, calibrated = None, "not calibrated (--cluster-profile none): no task slow-down known"
+        slow, priced, calibrated = None, [], "not calibrated (--cluster-profile none): no task slow-down known"
         if args.cluster_profile == "calibrate":  # what `iterflow cluster calibrate` measures, this session
             found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
-            slow, calibrated = fit([found.task_seconds]), describe(found, sizes=range(1, W + 1))
+            slow, priced = fit([found.task_seconds]), found.records()
+            calibrated = describe(found, sizes=range(1, W + 1))
             print(calibrated, flush=True)
         for job, make in programs(spark, args, n).items():
             warm_up(spark, make(), args)
             for e in range(1, W + 1):  # the session warms up for minutes (driver JIT, executors'):
                 warm_up(spark, make(), args, executors=e)  # one untimed run per size before any timed one
             for rep in range(args.reps):
-                def go(policy: str, p: Any, start: int, past: list, model: Any = None, **extra: Any) -> None:
+                def go(policy: str, p: Any, start: int, past: list, model: Any = None, cluster_past: Any = (),
+                       **extra: Any) -> None:
                     # executors a size change just started are fresh JVMs: two untimed supersteps
                     # at the starting size first, so every run starts as warm as the others
                     # (only a policy's own scale-outs meet cold executors: what rescaling costs)
@@ -142,7 +144,8 @@ def main() -> int:
                     w = make(2)
                     warm.run(w)
                     w.release()
-                    run = runs.run(spark, p, make(), args=args, start=start, past=past, model=model, verbose=False,
+                    run = runs.run(spark, p, make(), args=args, start=start, past=past, model=model,
+                                   cluster_past=cluster_past, verbose=False,
                                    labels={"experiment": NAME, "job": job, "policy": policy, "rep": rep,
                                            **({"target_seconds": extra["target_seconds"]}
                                               if "target_seconds" in extra else {})})
@@ -166,7 +169,8 @@ def main() -> int:
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
                     go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
                                               prompt_release=RELEASE[args.target_release]), s, [],
-                       model=LiveModel(replay=ReplayModel(contention=slow)), target_seconds=float(target))
+                       model=LiveModel(replay=ReplayModel(contention=slow)), cluster_past=priced,
+                       target_seconds=float(target))
                 # the static sizes again, in reverse order: the session warms up as it goes, so
                 # a static size is the median of a run before and one after the adaptive runs
                 # (their spread is the noise the dominance check allows)

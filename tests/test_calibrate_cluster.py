@@ -1,5 +1,6 @@
 """`iterflow cluster calibrate`'s measurement on the real test cluster: the calibration job runs
-at each size and the profile holds steady-state task seconds for every one of them."""
+at each size, the profile holds steady-state task seconds for every one of them, and its
+records price a rescale for a policy that never rescaled."""
 from __future__ import annotations
 
 import pytest
@@ -7,10 +8,12 @@ import pytest
 pytestmark = pytest.mark.cluster
 
 
-def test_calibration_measures_tasks_at_every_size(spark, tmp_path):
+def test_calibration_measures_tasks_at_every_size_and_prices_rescales(spark, tmp_path):
     from iterflow.app.calibrate import measure
+    from iterflow.cluster.profile import ClusterProfile
     from iterflow.inputs.generate import write_rmat
     from iterflow.model.contention import fit
+    from iterflow.policies import TargetPolicy
 
     said: list[str] = []
     found = measure(spark, "test cluster", 2, partitions=2, supersteps=3,
@@ -18,10 +21,17 @@ def test_calibration_measures_tasks_at_every_size(spark, tmp_path):
     assert found.cluster == "test cluster" and found.seconds > 0
     slots = {float(s) for s in found.task_seconds}
     assert len(slots) == 2, found.task_seconds  # 1 and 2 executors, in slots
-    # supersteps 2 and 3 of each measured run feed it (the first is cold by definition)
-    assert all(len(v) == 2 and all(t > 0 for t in v) for v in found.task_seconds.values())
+    # 3 supersteps at 1, at 2, at 1 again once the executors are there: the cold ones feed nothing
+    assert all(v and all(t > 0 for t in v) for v in found.task_seconds.values()), found.task_seconds
     assert fit([found.task_seconds]).pairs == 1
     assert len(said) == 2 and all("mean task" in s for s in said)
+    again = ClusterProfile.from_dict(found.to_dict())  # as the profile file keeps it
+    rec = again.records()
+    sizes = [r.executors for r in rec]
+    assert sizes[:3] == [1, 1, 1] and sizes.count(2) >= 3 and sizes[-1] == 1, sizes
+    assert [r.decided.decision for r in rec if r.decided.decision != "same"] == ["up", "down"]
+    p = TargetPolicy(60.0, max_executors=2)
+    assert p.learn_rescales(rec) == 1 and p.past_scale_ins
 
 
 def test_calibrate_command_saves_the_profile_runs_on_that_master_use(cluster, cli_env):

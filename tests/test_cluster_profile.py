@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import run_cli
-from iterflow.app.calibrate import describe, sizes_for
+from iterflow.app.calibrate import Scripted, describe, schedule, sizes_for
 from iterflow.cluster import profile
 from iterflow.cluster.profile import ClusterProfile
 from iterflow.errors import InputError
@@ -42,7 +42,10 @@ def test_a_broken_profile_file_is_named(tmp_path):
 def test_a_first_run_learns_the_slow_down_from_the_profile(tmp_path, monkeypatch):
     """No earlier run on the cluster in the MLflow store: the model still knows a task measured
     at 4 slots runs faster at 2, from the profile alone."""
-    from iterflow.app.runner import cluster_model
+    from iterflow.app.runner import cluster_knowledge
+
+    def cluster_model(key):
+        return cluster_knowledge(key)[0]
 
     monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
@@ -60,6 +63,26 @@ def test_calibration_sizes_span_the_cluster():
     assert sizes_for(16) == [1, 2, 8, 16]
     with pytest.raises(ValueError):
         sizes_for(0)
+
+
+def test_the_calibration_script_counts_a_size_once_its_executors_are_there():
+    """Executors asked for at barrier 2 register 3 supersteps later: the size's supersteps count
+    from then; a size the cluster never gives is skipped after ``patience`` seconds."""
+    from iterflow.loop.records import SuperstepRecord
+
+    def rec(i, e):
+        return SuperstepRecord.from_row({"superstep": i, "wall_seconds": 1.0, "executors": e, "cores": e})
+
+    script = Scripted(schedule(4), supersteps=2, patience=5.0)
+    assert script.sizes == [1, 2, 4, 2]
+    run = [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]  # 2 register 3 supersteps after asked; 4 never come
+    asked = [script.decide([rec(i, e)]).executors for i, e in enumerate(run, start=1)]
+    assert asked[:2] == [None, 2]  # 2 supersteps at 1, then ask for 2
+    assert asked[5:7] == [None, 4]  # supersteps 6 and 7 at 2 (3-5 ran at 1 while they registered)
+    assert asked[7:11] == [None] * 4 and asked[11] == 2 and script.skipped == [4]  # 5 s waited for 4
+    assert not script.finished
+    assert script.decide([rec(14, 2)]).executors is None and script.finished
+    assert schedule(1) == [1] and schedule(2) == [1, 2, 1]
 
 
 def test_describe_says_what_a_user_gets():

@@ -120,6 +120,27 @@ def test_warm_start_and_first_executors_go_through_the_loop():
     assert len(policy.learned) == 1 and [r.superstep for r in policy.learned[0]] == [1, 2, 3, 4]
 
 
+def test_a_first_run_prices_rescales_from_the_clusters_other_runs_without_feeding_its_model():
+    """No earlier run of the program; the cluster's calibration (or another program) rescaled:
+    the policy learns that price, the model learns nothing of another program's supersteps, and
+    the warm-up those records show (6-superstep epochs, the first 3 slow) is the run's."""
+    cluster = [{"superstep": i, "wall_seconds": 4.0 if i in (1, 2, 3, 7, 8, 9) else 1.0,
+                "executors": 1 if i <= 6 else 2, "cores": 1 if i <= 6 else 2, "work": 100.0}
+               for i in range(1, 13)]
+    policy = ScriptedPolicy()
+    driver, _, model = make(policy, executors=1, cluster_past=cluster)
+    assert driver.warmup == 3
+    driver.run(Doubling(max_iterations=2))
+    assert len(policy.learned) == 1 and [r.superstep for r in policy.learned[0]] == list(range(1, 13))
+    assert model.batches == 0
+    own = [{"superstep": i, "wall_seconds": 2.0, "executors": 1, "cores": 1, "work": 100.0} for i in (1, 2)]
+    policy = ScriptedPolicy()
+    driver, _, model = make(policy, executors=1, cluster_past=cluster, past=own)
+    driver.run(Doubling(max_iterations=2))
+    assert [r.superstep for r in policy.learned[0]] == [*range(1, 13), 1, 2]  # the cluster's, then its own
+    assert model.batches == 1 and driver.warmup == 1  # the program's own records decide its warm-up
+
+
 def test_the_policy_learns_the_clusters_executor_start_latency_after_the_first_executors():
     """From an empty store: the delays the actuator measured (its start-up scale-out included)."""
     policy = ScriptedPolicy()

@@ -1,11 +1,14 @@
-"""``iterflow cluster calibrate``: measure the cluster's task slow-down once, for every first run.
+"""``iterflow cluster calibrate``: measure the cluster once, for every first run on it.
 
-A fixed job -- PageRank on a generated R-MAT graph -- runs a few supersteps statically at a few
-sizes (1, 2, half the maximum and the maximum executors); the mean task seconds of its
-steady-state supersteps per size go to the cluster's profile (:mod:`iterflow.cluster.profile`).
-Each size first runs two untimed supersteps: a size change starts fresh executor JVMs, whose
-first tasks run several times slower, and that is a rescale's price (learned from runs'
-records), not the steady slow-down measured here.
+One fixed job -- PageRank on a generated R-MAT graph -- runs with its executors set by a script:
+``supersteps`` supersteps at 1, then at 2, at half the maximum and at the maximum executors, then
+at half again (one scale-in), each counted once the size's executors are all there. From its records, kept in the cluster's profile
+(:mod:`iterflow.cluster.profile`), a later run on the cluster learns what is the cluster's and
+not its program's: how much longer the same tasks take at more executors (the mean task seconds
+of each size's steady supersteps, past the executors' warm-up learned from the same records)
+and what a rescale costs -- registration, pause, the cold supersteps of fresh executors and of a
+release (:meth:`iterflow.policies.base.ResourcePolicy.learn_rescales`), all measured the way a
+policy's own rescales are.
 """
 from __future__ import annotations
 
@@ -16,18 +19,76 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from algorithms import PageRank
 from iterflow.cluster.profile import ClusterProfile
 from iterflow.files import iterflow_home
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies.core import PolicyBase
 
 SCALE, EDGES = 16, 300_000  # ~1 s a superstep on one 0.5-core executor: long enough to measure tasks
 
 
 def sizes_for(max_executors: int) -> list[int]:
     """1, 2, half the maximum and the maximum: the points the power law of
-    :mod:`iterflow.model.contention` is fitted through, at four runs whatever the cluster's size."""
+    :mod:`iterflow.model.contention` is fitted through, at four sizes whatever the cluster's."""
     if max_executors < 1:
         raise ValueError(f"max_executors must be >= 1, got {max_executors}")
     return sorted({1, min(2, max_executors), max(1, max_executors // 2), max_executors})
+
+
+def schedule(max_executors: int) -> list[int]:
+    """The sizes in turn: :func:`sizes_for` up, then half the maximum again (a scale-in priced;
+    none on a cluster of one)."""
+    sizes = sizes_for(max_executors)
+    return sizes + [max(1, max_executors // 2)] if max_executors > 1 else sizes
+
+
+class Scripted(PolicyBase):
+    """Each of ``sizes`` in turn for ``supersteps`` supersteps once all its executors are there
+    (a scale-out's executors register while supersteps run: seconds on a fast cluster, 25 s on
+    the emulated one under C2, many short supersteps either way). A size the cluster does not
+    give within ``patience`` seconds is skipped, and said. A schedule, not a decision."""
+
+    name = "calibration"
+
+    def __init__(self, sizes: Sequence[int], supersteps: int, patience: float = 180.0) -> None:
+        super().__init__()
+        self.sizes, self.supersteps, self.patience = list(sizes), supersteps, patience
+        self.k, self.held, self.waited = 0, 0, 0.0
+        self.skipped: list[int] = []
+        self.finished = not self.sizes
+
+    def decide(self, history: Any, model: Any = None, *, layout: Any = None, plan: Any = None) -> Reconfiguration:
+        last = history[-1]
+        if self.finished:
+            return Reconfiguration.none("calibration: done")
+        if last.executors == self.sizes[self.k]:
+            self.held += 1
+        else:
+            self.waited += last.wall_seconds
+        if self.held < self.supersteps and self.waited < self.patience:
+            return Reconfiguration.none(f"calibration: {self.held} of {self.supersteps} supersteps at "
+                                        f"{self.sizes[self.k]} executors")
+        if self.held < self.supersteps:
+            self.skipped.append(self.sizes[self.k])
+        self.k, self.held, self.waited = self.k + 1, 0, 0.0
+        if self.k == len(self.sizes):
+            self.finished = True
+            return Reconfiguration.none("calibration: done")
+        n = self.sizes[self.k]
+        return self._logged(last.superstep, last.executors,
+                            Reconfiguration(reason=f"calibration: {n} executors", executors=n))
+
+
+class CalibrationJob(PageRank):
+    """PageRank that ends when the schedule has run (its ``max_iterations`` only bounds it)."""
+
+    def __init__(self, graph: Any, script: Scripted) -> None:
+        super().__init__(graph, max_iterations=10_000)
+        self.script = script
+
+    def converged(self, delta: float | None) -> bool:
+        return self.script.finished
 
 
 def calibration_graph(path: Path | None = None) -> Path:
@@ -40,44 +101,52 @@ def calibration_graph(path: Path | None = None) -> Path:
 
 
 def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | None = None,
-            supersteps: int = 5, graph: Path | None = None,
+            supersteps: int = 7, graph: Path | None = None,
             say: Callable[[str], None] = lambda _: None) -> ClusterProfile:
-    """Run the calibration job at :func:`sizes_for` ``max_executors`` and return the profile."""
-    from algorithms import PageRank
+    """Run the calibration job on ``spark`` (see the module docstring) and return the profile."""
     from iterflow.inputs.graphio import load_graph
     from iterflow.loop.driver import IterationDriver
-    from iterflow.model.contention import task_seconds
-    from iterflow.policies import StaticPolicy
+    from iterflow.loop.records import model_rows, table
+    from iterflow.model.contention import row_task_seconds
+    from iterflow.model.warmup import warmup_supersteps
 
     if supersteps < 3:
-        raise ValueError(f"supersteps must be >= 3 (the first feeds nothing), got {supersteps}")
+        raise ValueError(f"supersteps must be >= 3 (the first at a size feeds nothing), got {supersteps}")
     t0 = time.perf_counter()
     path = calibration_graph(graph)
     g = load_graph(spark, str(path), "edgelist", partitions=partitions)
-    seen: dict[float, list[float]] = {}
+    script = Scripted(schedule(max_executors), supersteps)
+    job = CalibrationJob(g, script)
     try:
-        for e in sizes_for(max_executors):
-            warm = PageRank(g, max_iterations=2)
-            IterationDriver(spark, StaticPolicy(), partitions=partitions, collect_stats=False,
-                            start_executors=e).run(warm)
-            warm.release()
-            job = PageRank(g, max_iterations=supersteps)
-            res = IterationDriver(spark, StaticPolicy(), partitions=partitions, start_executors=e).run(job)
-            job.release()
-            for slots, tasks in task_seconds(res.records).items():
-                seen.setdefault(slots, []).extend(tasks)
-            got = seen.get(float(res.records[-1].ran.cores), [])
-            say(f"  {e} executor(s): mean task {sum(got) / max(len(got), 1) * 1e3:.0f} ms over {len(got)} supersteps")
+        res = IterationDriver(spark, script, partitions=partitions, start_executors=script.sizes[0]).run(job)
     finally:  # the calibration's input leaves the cache of the session it borrowed
+        job.release()
         g.edges.unpersist()
         g.vertices.unpersist()
-    return ClusterProfile(cluster, seen, job=f"pagerank {path.name}, {supersteps} supersteps a size",
+    warm = warmup_supersteps(res.records)
+    seen = row_task_seconds(model_rows(res.records, warm))
+    for slots, tasks in sorted(seen.items()):
+        say(f"  {slots:g} slot(s): mean task {np.mean(tasks) * 1e3:.0f} ms over {len(tasks)} steady supersteps")
+    if script.skipped:
+        say(f"  the cluster did not give {', '.join(map(str, script.skipped))} executor(s) within "
+            f"{script.patience:.0f}s: not measured")
+    rows = table(res.records).to_dict("records")
+    return ClusterProfile(cluster, seen, job=f"pagerank {path.name}, {len(res.records)} supersteps on "
+                          + " -> ".join(map(str, script.sizes)) + " executors",
                           measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                          seconds=time.perf_counter() - t0)
+                          seconds=time.perf_counter() - t0, notes={"warmup_supersteps": warm, "skipped": script.skipped},
+                          supersteps=[{k: _plain(v) for k, v in r.items()} for r in rows])
+
+
+def _plain(v: Any) -> Any:
+    """A JSON value of a table cell (NaN -> None, numpy scalars -> Python)."""
+    if isinstance(v, (np.generic,)):
+        v = v.item()
+    return None if isinstance(v, float) and v != v else v
 
 
 def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> str:
-    """The profile and the contention it gives, as a user reads it."""
+    """The profile, the contention and the rescale prices it gives, as a user reads it."""
     from iterflow.model.contention import fit
 
     c = fit([profile.task_seconds])
@@ -87,10 +156,25 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
     return (f"cluster {profile.cluster!r}: measured {profile.measured_at} in {profile.seconds:.0f}s "
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; a task of {base:g} slot(s) "
-            f"takes at {at}")
+            f"takes at {at}" + _prices(profile.records()))
 
 
-def calibrate(spec: Any, *, supersteps: int = 5, max_executors: int | None = None,
+def _prices(rec: Sequence[Any]) -> str:
+    """What the calibration's rescales cost, as :meth:`learn_rescales` reads them."""
+    from iterflow.loop.records import registration_delays, rescale_costs
+    from iterflow.model.warmup import warmup_supersteps
+
+    if not rec:
+        return ""
+    up, down, reg = rescale_costs(rec, "up"), rescale_costs(rec, "down"), registration_delays(rec)
+
+    def med(v: list[float]) -> str:
+        return f"{np.median(v):.1f}s (median of {len(v)})" if v else "none measured"
+    return (f"; a scale-out costs {med(up)}, its executors registered after {med(reg)}; a scale-in "
+            f"costs {med(down)}; executors warm up for {warmup_supersteps(rec)} superstep(s)")
+
+
+def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = None,
               say: Callable[[str], None] = print) -> ClusterProfile:
     """Find or start the cluster ``spec`` names (as ``iterflow run`` does), measure it and save
     its profile under the key later runs on it look it up by (:func:`runner.cluster_key`)."""

@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--master", help="spark://, yarn or k8s:// URL (default: embedded cluster)")
     _add_cluster_args(cal)
     cal.add_argument("--max-executors", type=int, help="with --master: how many executors the cluster gives")
-    cal.add_argument("--supersteps", type=int, default=5, help="measured supersteps a size (>= 3)")
+    cal.add_argument("--supersteps", type=int, default=7, help="supersteps a size (>= 3; the first few warm up)")
     cal.set_defaults(func=cmd_cluster_calibrate)
 
     gen = sub.add_parser("generate", help="synthetic inputs")

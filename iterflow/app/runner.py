@@ -169,9 +169,11 @@ def cluster_key(spec: JobSpec, master: str) -> str:
     return f"embedded {spec.workers}x{spec.cores_per_worker} cpu-share {spec.cpu_share or 'none'}"
 
 
-def cluster_model(key: str) -> Any:
-    """The live model, with the task slow-down learned from cluster ``key``'s calibration
-    profile (``iterflow cluster calibrate``) and earlier runs on it of any program."""
+def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
+    """What a run on cluster ``key`` knows of it before it starts, from the cluster's calibration
+    profile (``iterflow cluster calibrate``) and earlier runs on it of any program in the MLflow
+    store: the live model, with the task slow-down learned from them, and their records (which
+    price a rescale and the executors' warm-up, :class:`IterationDriver` ``cluster_past``)."""
     from iterflow.app.tracking import past_jobs_on
     from iterflow.cluster import profile
     from iterflow.loop.records import records
@@ -179,18 +181,22 @@ def cluster_model(key: str) -> Any:
     from iterflow.model.live import LiveModel
     from iterflow.model.replay import ReplayModel
 
-    jobs = []
+    jobs, seen = [], []
     try:
         calibrated = profile.load(key)
         if calibrated is not None:
             jobs.append(calibrated.task_seconds)
+            seen += calibrated.records()
     except InputError as exc:  # a broken profile file: say so, run on what the store has
         log.warning("%s", exc)
     try:
-        jobs += [task_seconds(records(t)) for t in past_jobs_on(key)]
+        for t in past_jobs_on(key):
+            rows = records(t)
+            jobs.append(task_seconds(rows))
+            seen += rows
     except Exception as exc:  # noqa: BLE001 - no usable history: the profile, or plain replay
         log.info("no cluster history: %s", exc)
-    return LiveModel(replay=ReplayModel(contention=fit(jobs) if jobs else None))
+    return LiveModel(replay=ReplayModel(contention=fit(jobs) if jobs else None)), seen
 
 
 @contextlib.contextmanager
@@ -263,11 +269,12 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
             callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
             if on_plan:
                 on_plan(RunPlan.of(program))
+            model, cluster_past = cluster_knowledge(params["cluster"]) if spec.track else (None, [])
             driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
                                      past=past_records(program.name) if spec.track else (),
-                                     model=cluster_model(params["cluster"]) if spec.track else None,
+                                     model=model, cluster_past=cluster_past,
                                      start_executors=None,  # sized above, before the input was loaded
                                      on_superstep=lambda rec: [cb(rec) for cb in callbacks],
                                      on_checkpoint=store.save)

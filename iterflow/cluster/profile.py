@@ -39,6 +39,13 @@ class ClusterProfile:
     measured_at: str = ""
     seconds: float = 0.0  # what the calibration cost, wall clock
     notes: dict[str, Any] = field(default_factory=dict)
+    supersteps: list[dict[str, Any]] = field(default_factory=list)  # the calibration run's table rows
+
+    def records(self) -> list[Any]:
+        """The calibration run's superstep records: what a run prices its rescales from."""
+        from iterflow.loop.records import records
+
+        return records(self.supersteps) if self.supersteps else []
 
     @property
     def sizes(self) -> list[float]:
@@ -54,7 +61,7 @@ class ClusterProfile:
         try:
             seen = {float(k): [float(x) for x in v] for k, v in dict(d["task_seconds"]).items()}
             return cls(str(d["cluster"]), seen, str(d.get("job", "")), str(d.get("measured_at", "")),
-                       float(d.get("seconds", 0.0)), dict(d.get("notes") or {}))
+                       float(d.get("seconds", 0.0)), dict(d.get("notes") or {}), list(d.get("supersteps") or []))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a cluster profile ({exc})") from exc
 

@@ -97,6 +97,9 @@ class IterationDriver:
     :mod:`iterflow.loop.reconfigure`. ``start_executors``: executors asked for before the
     program loads its input (its caches land where they stay). ``past``: superstep records of
     earlier runs of the program, which warm-start the model and the policy's rescale price.
+    ``cluster_past``: records of runs of *other* programs on this cluster (and its calibration,
+    ``iterflow cluster calibrate``): a rescale's price and executors' warm-up are the cluster's,
+    so a program's first run prices its rescales from them too (they do not feed its model).
     ``on_superstep(record)`` is called after every barrier; ``on_checkpoint``, ``max_recoveries``
     and ``recovery_wait``: see :class:`~iterflow.faults.recovery.Recovery`.
     """
@@ -107,7 +110,7 @@ class IterationDriver:
                  on_superstep: Callable[[SuperstepRecord], None] | None = None,
                  on_checkpoint: CheckpointHook | None = None, max_recoveries: int = 3,
                  recovery_wait: float = 120.0, start_executors: int | None = None,
-                 past: Sequence[Any] = (), engine: Engine | None = None,
+                 past: Sequence[Any] = (), cluster_past: Sequence[Any] = (), engine: Engine | None = None,
                  stats: StatsSource | None = None, actuator: Actuator | None = None) -> None:
         if checkpoint_interval < 1:
             raise ValueError(f"checkpoint_interval must be >= 1 (got {checkpoint_interval})")
@@ -134,8 +137,11 @@ class IterationDriver:
         self.model = model
         self.start_executors = start_executors
         self.past = records(past)
+        self.cluster_past = records(cluster_past)
         # supersteps an epoch runs above its steady state on this cluster, as earlier runs show
-        self.warmup = warmup_supersteps(self.past) if self.past else 1
+        # (the program's own where it has some: its tasks' JIT is what warms up)
+        seen = self.past or self.cluster_past
+        self.warmup = warmup_supersteps(seen) if seen else 1
 
     @staticmethod
     def on_spark(spark: Any, collect_stats: bool = True) -> tuple[Engine, StatsSource | None, Actuator]:
@@ -232,7 +238,8 @@ class IterationDriver:
                 log.warning("earlier runs on this cluster ran the first %d supersteps of each executor set "
                             "above their steady state: the model learns from the later ones", self.warmup)
             self._feed(self.past)
-            self.policy.learn_rescales(self.past)
+        if self.past or self.cluster_past:
+            self.policy.learn_rescales([*self.cluster_past, *self.past])
 
     def _feed(self, history: Sequence[SuperstepRecord]) -> None:
         """Feed the model, in one refit, every superstep of ``history`` that :func:`feeds_model`
