@@ -400,6 +400,26 @@ def test_warm_up_superstep_is_not_acted_on_unless_a_scale_out_is_urgent():
     assert r.executors == 16 and "urgent" in r.reason
 
 
+def test_a_cold_first_superstep_is_read_as_the_cluster_showed_it_not_as_steady():
+    """Earlier runs on the cluster (its calibration) ran superstep 1 at 2.5x their steady time:
+    at barrier 1, with nothing fitted, a 10 s superstep 1 means ~4 s supersteps -- the run meets
+    its target at 1 executor; read as steady, it looked 2.5x too long and scaled out."""
+    earlier = [row(i, 1, w) for i, w in enumerate([10.0, 6.0, 4.0, 4.1, 3.9, 4.0, 4.0, 4.1], start=1)]
+    now = [row(1, 1, 10.0)]
+    blind = TargetPolicy(70, max_executors=4, max_iterations=14, rescale_seconds=5, **QUICK)
+    assert blind.decide(**H(now, None)).executors == 3  # 10 + 13 x 10 s at 1: far behind
+    p = TargetPolicy(70, max_executors=4, max_iterations=14, rescale_seconds=5, **QUICK)
+    p.learn_rescales(earlier)
+    assert p.start_excess == [pytest.approx(2.5), pytest.approx(1.5)]
+    r = p.decide(**H(now, None))
+    assert r.executors is None, r.reason  # 10 + 13 x 4 s = 62 s: meets 70 s at 1
+    assert "taken as 4.00s steady: superstep 1 of earlier runs on this cluster ran 2.5x" in r.reason
+    # past the run's first executor set the factor no longer applies: a rescale's cold superstep
+    # is priced as a rescale, not read off this one
+    moved = [row(1, 2, 10.0), row(2, 1, 10.0)]
+    assert "taken as" not in p.decide(**H(moved, None)).reason
+
+
 def test_unfitted_model_falls_back_to_work_over_cores():
     hist = [row(i, 4, 26.0) for i in (1, 2, 3)]
     r = TargetPolicy(200, max_executors=16, max_iterations=10, rescale_seconds=0, **QUICK).decide(

@@ -68,3 +68,14 @@ def test_the_driver_learns_the_warm_up_from_earlier_runs_and_feeds_past_it():
                             actuator=FakeActuator(engine), model=fresh_model, partitions=4)
     fresh.run(Doubling(max_iterations=5))
     assert fresh.warmup == 1 and len(fresh_model.rows) == 4  # nothing to learn from: superstep 1 only
+
+
+def test_a_runs_first_supersteps_excess_is_learned_from_epochs_that_start_a_run():
+    from iterflow.model.warmup import start_excess
+
+    start = recs([6.0, 4.0, 2.2, 2.0, 2.0, 2.1, 1.9, 2.0])  # 3x, 2x, then steady
+    assert start_excess(start) == [3.0, 2.0]
+    # the scenario's 4-executor epoch is cold too, but it starts after a rescale (that is a
+    # rescale's price, not a run's start): only its run-start epoch of 2 supersteps, too short
+    assert start_excess(recs(SCENARIO, SIZES)) == []
+    assert start_excess(start + recs([2.0] * 8)) == [2.0, 1.5]  # the median over two runs

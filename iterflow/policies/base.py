@@ -40,6 +40,7 @@ import numpy as np
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.records import Layout, records, registration_delays, rescale_costs
+from iterflow.model.warmup import start_excess
 from iterflow.policies.core import History, PolicyBase
 from iterflow.policies.forecast import Forecast, forecast
 
@@ -49,7 +50,8 @@ logger = logging.getLogger(__name__)
 class Predictor:
     """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
 
-    def __init__(self, history: History, model: Any, cores_per_executor: float) -> None:
+    def __init__(self, history: History, model: Any, cores_per_executor: float,
+                 start_excess: Sequence[float] = ()) -> None:
         self.model, self.cpe = model, cores_per_executor
         self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
         if self.fitted:
@@ -62,7 +64,13 @@ class Predictor:
         self.c_ref = float(ref.ran.cores or max(1.0, (ref.executors or 1) * self.cpe))
         self.w_ref = float(ref.ran.work or 1.0)
         self.note = (f"model not fitted yet: assuming time ∝ work/cores from superstep "
-                     f"{ref.superstep} ({self.t_ref:.2f}s at {self.c_ref:g} cores)")
+                     f"{ref.superstep} ({self.t_ref:.2f}s at {self.c_ref:g} cores")
+        k = ref.superstep - 1  # a run's first supersteps, all at its first executors, run cold
+        if 0 <= k < len(start_excess) and all(r.executors == ref.executors for r in history):
+            self.t_ref /= start_excess[k]
+            self.note += (f", taken as {self.t_ref:.2f}s steady: superstep {ref.superstep} of earlier runs on "
+                          f"this cluster ran {start_excess[k]:.1f}x their steady state")
+        self.note += ")"
 
     def seconds(self, executors: Any, works: Any) -> np.ndarray:
         """Predicted seconds, shape (len(executors), len(works))."""
@@ -161,6 +169,7 @@ class AdaptivePolicy(PolicyBase):
         self.past_scale_ins: list[float] = []  # the scale-ins among them
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
         self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)
+        self.start_excess: list[float] = []  # a run's first supersteps over its steady one (learn_rescales)
         super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -192,7 +201,7 @@ class AdaptivePolicy(PolicyBase):
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
         ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),
-                      Predictor(history, model, cpe), fc, self._coming(history, cur))
+                      Predictor(history, model, cpe, self.start_excess), fc, self._coming(history, cur))
         want = self._want(ctx)
         if ctx.coming and want.executors < ctx.coming:
             # the forecast no longer needs what is still starting: withdraw it (a standalone
@@ -276,11 +285,14 @@ class AdaptivePolicy(PolicyBase):
     def learn_rescales(self, history: Any) -> int:
         """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
         cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
-        executors start in 3 s; 25 s on slow emulated nodes). Returns how many."""
+        executors start in 3 s; 25 s on slow emulated nodes); and how much slower than steady a
+        run's first supersteps ran (:func:`~iterflow.model.warmup.start_excess`), which the
+        forecast divides out before the model is fitted. Returns how many rescales."""
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
         self.past_scale_ins = rescale_costs(rows, "down")
         self.past_delays = registration_delays(rows)
+        self.start_excess = start_excess(rows)
         return len(self.past_rescales)
 
     def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
