@@ -15,10 +15,14 @@ def test_calibration_measures_tasks_at_every_size_and_prices_rescales(spark, tmp
     from iterflow.model.contention import fit
     from iterflow.policies import TargetPolicy
 
+    from iterflow.actuate.executors import ExecutorActuator
+
+    before = ExecutorActuator(spark.sparkContext).registered()
     said: list[str] = []
     found = measure(spark, "test cluster", 2, partitions=2, supersteps=3,
                     graph=write_rmat(tmp_path / "g.txt", 11, 15_000, seed=3), say=said.append)
     assert found.cluster == "test cluster" and found.seconds > 0
+    assert ExecutorActuator(spark.sparkContext).registered() == before  # the session's executors, given back
     slots = {float(s) for s in found.task_seconds}
     assert len(slots) == 2, found.task_seconds  # 1 and 2 executors, in slots
     # 3 supersteps at 1, at 2, at 1 again once the executors are there: the cold ones feed nothing

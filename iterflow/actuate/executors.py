@@ -74,6 +74,16 @@ class ExecutorActuator:
         """Executors registered now."""
         return executor_snapshot(self.sc).executors
 
+    def restore(self, target: int, timeout: float = 30.0) -> Actuation:
+        """Back to ``target`` executors once those a scale-in is removing have exited (a
+        scale-in does not wait for them, and while they exit they still count): what a borrowed
+        session (a notebook's, a test suite's) is given back after a run that resized it."""
+        deadline = time.monotonic() + timeout
+        while (executor_snapshot(self.sc, count_leaving=True).executors != executor_snapshot(self.sc).executors
+               and time.monotonic() < deadline):
+            time.sleep(0.25)
+        return self.set_executors(target)
+
     def _log_scale_out(self, target: int) -> None:
         """Note when a scale-out was asked; a repeat of one still pending is not a new one."""
         asked, now = scale_out_requests(self.sc), time.time()

@@ -103,7 +103,9 @@ def calibration_graph(path: Path | None = None) -> Path:
 def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | None = None,
             supersteps: int = 7, graph: Path | None = None,
             say: Callable[[str], None] = lambda _: None) -> ClusterProfile:
-    """Run the calibration job on ``spark`` (see the module docstring) and return the profile."""
+    """Run the calibration job on ``spark`` (see the module docstring) and return the profile;
+    the session keeps the executors it had (a notebook's, a test suite's)."""
+    from iterflow.actuate.executors import ExecutorActuator
     from iterflow.inputs.graphio import load_graph
     from iterflow.loop.driver import IterationDriver
     from iterflow.loop.records import model_rows, table
@@ -117,12 +119,16 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     g = load_graph(spark, str(path), "edgelist", partitions=partitions)
     script = Scripted(schedule(max_executors), supersteps)
     job = CalibrationJob(g, script)
+    actuator = ExecutorActuator(spark.sparkContext)
+    found = actuator.registered()
     try:
         res = IterationDriver(spark, script, partitions=partitions, start_executors=script.sizes[0]).run(job)
-    finally:  # the calibration's input leaves the cache of the session it borrowed
+    finally:  # the session it borrowed gets its executors back and loses the calibration's input
         job.release()
         g.edges.unpersist()
         g.vertices.unpersist()
+        if found:
+            actuator.restore(found)
     warm = warmup_supersteps(res.records)
     seen = row_task_seconds(model_rows(res.records, warm))
     for slots, tasks in sorted(seen.items()):
