@@ -108,8 +108,8 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     from iterflow.actuate.executors import ExecutorActuator
     from iterflow.inputs.graphio import load_graph
     from iterflow.loop.driver import IterationDriver
-    from iterflow.loop.records import model_rows, table
-    from iterflow.model.contention import row_task_seconds
+    from iterflow.loop.records import table
+    from iterflow.model.contention import task_seconds
     from iterflow.model.warmup import warmup_supersteps
 
     if supersteps < 3:
@@ -130,7 +130,7 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
         if found:
             actuator.restore(found)
     warm = warmup_supersteps(res.records)
-    seen = row_task_seconds(model_rows(res.records, warm))
+    seen = task_seconds(res.records, warm)
     for slots, tasks in sorted(seen.items()):
         say(f"  {slots:g} slot(s): mean task {np.mean(tasks) * 1e3:.0f} ms over {len(tasks)} steady supersteps")
     if script.skipped:

@@ -233,10 +233,10 @@ def cmd_cluster_calibrate(args: argparse.Namespace) -> int:
     from iterflow.app.calibrate import calibrate
     from iterflow.app.spec import JobSpec
 
-    for name in ("supersteps", "max_executors", "workers", "cores_per_worker"):
+    for name, least in (("supersteps", 3), ("max_executors", 1), ("workers", 1), ("cores_per_worker", 1)):
         value = getattr(args, name)
-        if value is not None and value < (3 if name == "supersteps" else 1):
-            raise InputError(f"--{name.replace('_', '-')}: must be >= {3 if name == 'supersteps' else 1}, got {value}")
+        if value is not None and value < least:
+            raise InputError(f"--{name.replace('_', '-')}: must be >= {least}, got {value}")
     spec = JobSpec("pagerank", "(calibration graph)", "(none)", master=args.master, workers=args.workers,
                    cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share)
     calibrate(spec, supersteps=args.supersteps, max_executors=args.max_executors)

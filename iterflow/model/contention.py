@@ -63,10 +63,10 @@ class Contention:
         return asdict(self)
 
 
-def task_seconds(history: Sequence[SuperstepRecord]) -> dict[float, list[float]]:
+def task_seconds(history: Sequence[SuperstepRecord], warmup: int = 1) -> dict[float, list[float]]:
     """``slots -> [mean task seconds]`` over the supersteps that feed the model (steady state:
-    not the first, not a cold one)."""
-    return row_task_seconds(model_rows(history))
+    past the ``warmup`` of each executor set, not a cold one)."""
+    return row_task_seconds(model_rows(history, warmup))
 
 
 def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
