@@ -19,13 +19,13 @@ def test_calibration_measures_tasks_at_every_size_and_prices_rescales(spark, tmp
 
     before = ExecutorActuator(spark.sparkContext).registered()
     said: list[str] = []
-    found = measure(spark, "test cluster", 2, partitions=2, supersteps=3,
+    found = measure(spark, "test cluster", 2, partitions=2, supersteps=5,
                     graph=write_rmat(tmp_path / "g.txt", 11, 15_000, seed=3), say=said.append)
     assert found.cluster == "test cluster" and found.seconds > 0
     assert ExecutorActuator(spark.sparkContext).registered() == before  # the session's executors, given back
     slots = {float(s) for s in found.task_seconds}
     assert len(slots) == 2, found.task_seconds  # 1 and 2 executors, in slots
-    # 3 supersteps at 1, at 2, at 1 again once the executors are there: the cold ones feed nothing
+    # 5 supersteps at 1, at 2, at 1 again once the executors are there: the cold ones feed nothing
     assert all(v and all(t > 0 for t in v) for v in found.task_seconds.values()), found.task_seconds
     assert fit([found.task_seconds]).pairs == 1
     assert len(said) == 2 and all("mean task" in s for s in said)
