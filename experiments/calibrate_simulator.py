@@ -12,6 +12,7 @@ output files (``simulator_calibration_TAG*``).
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from iterflow.simulate.calibrate import GOAL_ERROR, GOAL_SAME, calibrate, policy_of  # noqa: E402
-from iterflow.simulate.cluster import learn  # noqa: E402
+from iterflow.simulate.cluster import Params, learn  # noqa: E402
 from iterflow.simulate.recorded import load  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -46,6 +47,10 @@ def main() -> None:
                     "only teach the latencies (e.g. tables made by earlier code, whose adaptive runs decided "
                     "by other rules)")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--profile", default=None,
+                    help="a cluster profile (JSON written by pareto.py next to its table, or one entry of "
+                         "cluster-profiles.json): the simulator's task slow-down and latencies from the cluster's "
+                         "calibration job alone -- a job none of the judged runs is")
     args = ap.parse_args()
     sources = [(t, {}) for t in args.tables.split(",")] if args.tables else SOURCES
     out = f"simulator_calibration{'_' + args.tag if args.tag else ''}"
@@ -56,13 +61,18 @@ def main() -> None:
             for name, runs in all_runs.items() for prog in {program(r) for r in runs}}
     apart = bool(args.tables) and len(sources) > 1  # latencies from the other tables only
     params = learn(every)
+    calibrated = from_profile(Path(args.profile)) if args.profile else None
     with_slow = []  # the same runs simulated with the task slow-down of the session's other programs
     judged = set(args.judge.split(",")) if args.judge else {name for name, _ in sources}
     for name, options in sources:
         runs = all_runs[name]
         if name not in judged:
             continue
-        if apart:
+        if calibrated is not None:
+            params = calibrated
+            used.append(f"{name}: simulator parameters from the cluster's calibration job ({args.profile}): "
+                        f"{'; '.join(params.describe())}")
+        elif apart:
             params = learn([r.records for k, rs in all_runs.items() if k != name for r in rs])
             used.append(f"{name}: simulator latencies learned from the other tables: {'; '.join(params.describe())}")
         top = max(max(r.sizes) for r in runs)
@@ -98,6 +108,25 @@ def main() -> None:
     df.to_csv(RESULTS / f"{out}.csv", index=False)
     (RESULTS / f"{out}.txt").write_text(report(df, used, params))
     print(report(df, used, params))
+
+
+def from_profile(path: Path) -> Params:
+    """The simulator's parameters from a cluster calibration (``iterflow cluster calibrate``'s
+    job, :mod:`iterflow.app.calibrate`): its records' rescales and cold supersteps give the
+    latencies, its per-size task seconds the task slow-down (where it measured none, the
+    priors say so)."""
+    from dataclasses import replace
+
+    from iterflow.cluster.profile import ClusterProfile
+    from iterflow.model.contention import fit
+
+    doc = json.loads(path.read_text())
+    profile = ClusterProfile.from_dict(doc, str(path))
+    params = learn([profile.records()])
+    slow = fit([profile.task_seconds])
+    how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
+    return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead,
+                   sources={**params.sources, "contention_beta": how, "contention_overhead": how})
 
 
 def report(df: pd.DataFrame, used: list[str], params) -> str:

@@ -34,6 +34,7 @@ parallel efficiency per static size (what makes a goal physically possible or no
 """
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Callable
 
@@ -129,6 +130,8 @@ def main() -> int:
             slow, priced = fit([found.task_seconds]), found.records()
             calibrated = describe(found, sizes=range(1, W + 1))
             print(calibrated, flush=True)
+            RESULTS.mkdir(parents=True, exist_ok=True)  # what the simulator's calibration may learn from
+            (RESULTS / f"{stem}_cluster_profile.json").write_text(json.dumps(found.to_dict(), indent=1))
         for job, make in programs(spark, args, n).items():
             warm_up(spark, make(), args)
             for e in range(1, W + 1):  # the session warms up for minutes (driver JIT, executors'):
@@ -160,8 +163,11 @@ def main() -> int:
                 for e in range(1, W + 1):
                     go(f"static-{e}", StaticPolicy(), e, [], sweep="before")
                     static_tables.append(runs.tables[-1])
-                go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), W, static_tables)
-                go("fastest", FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1), 1, static_tables)
+                # every policy prices its rescales from the cluster's calibration, as `iterflow run` does
+                go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), W, static_tables,
+                   cluster_past=priced)
+                go("fastest", FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1), 1, static_tables,
+                   cluster_past=priced)
                 mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
                 hi = next(r["job_seconds"] for r in mine if r["policy"] == "static-1")
                 lo = next(r["job_seconds"] for r in mine if r["policy"] == f"static-{W}")

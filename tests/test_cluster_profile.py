@@ -95,6 +95,7 @@ def test_describe_says_what_a_user_gets():
 @pytest.mark.parametrize("args,needle", [
     (["--supersteps", "2"], "--supersteps"),
     (["--max-executors", "0"], "--max-executors"),
+    (["--conf", "spark.executor.extraJavaOptions"], "--conf"),
 ])
 def test_bad_calibration_options_fail_before_any_cluster(tmp_path, args, needle):
     env = dict(os.environ, ITERFLOW_HOME=str(tmp_path))
@@ -102,3 +103,18 @@ def test_bad_calibration_options_fail_before_any_cluster(tmp_path, args, needle)
     assert r.returncode == 2, r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("iterflow: error:") and needle in last, r.stderr
+
+
+def test_the_executors_jvm_options_are_part_of_the_cluster_key():
+    """A C1-only cluster warms fresh executors twice as fast: its prices are not the default JVM's."""
+    from iterflow.app.runner import cluster_key
+    from iterflow.app.spec import JobSpec
+
+    plain = JobSpec("pagerank", "in", "out", workers=4, cpu_share=0.45)
+    c1 = JobSpec("pagerank", "in", "out", workers=4, cpu_share=0.45,
+                 conf={"spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"})
+    other = JobSpec("pagerank", "in", "out", workers=4, cpu_share=0.45, conf={"spark.sql.shuffle.partitions": "8"})
+    assert cluster_key(plain, "spark://x") == cluster_key(other, "spark://x") == "embedded 4x1 cpu-share 0.45"
+    assert cluster_key(c1, "spark://x") == "embedded 4x1 cpu-share 0.45 [executor JVM -XX:TieredStopAtLevel=1]"
+    remote = JobSpec("pagerank", "in", "out", master="spark://h:7077", conf=c1.conf)
+    assert cluster_key(remote, "spark://h:7077") == "spark://h:7077 [executor JVM -XX:TieredStopAtLevel=1]"

@@ -196,8 +196,8 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
         if not most:
             raise InputError("--max-executors: needed with --master (how many executors the cluster can give)")
         say(f"calibrating on {note}: PageRank at {', '.join(map(str, sizes_for(most)))} executor(s)")
-        spark = build_session(master, cores, {"spark.executor.cores": str(spec.cores_per_worker)}
-                              if not spec.master else {}, work_dir=Path(wd), with_graphframes=False)
+        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not spec.master else {}
+        spark = build_session(master, cores, {**conf, **spec.conf}, work_dir=Path(wd), with_graphframes=False)
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             found = measure(spark, cluster_key(spec, master), most, partitions=partitions,

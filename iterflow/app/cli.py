@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(cal)
     cal.add_argument("--max-executors", type=int, help="with --master: how many executors the cluster gives")
     cal.add_argument("--supersteps", type=int, default=7, help="supersteps a size (>= 3; the first few warm up)")
+    cal.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="Spark setting, as the runs it calibrates for pass it (repeatable; the executors' JVM "
+                          "options are part of the cluster's key: their JIT changes what a rescale costs)")
     cal.set_defaults(func=cmd_cluster_calibrate)
 
     gen = sub.add_parser("generate", help="synthetic inputs")
@@ -237,8 +240,11 @@ def cmd_cluster_calibrate(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and value < least:
             raise InputError(f"--{name.replace('_', '-')}: must be >= {least}, got {value}")
+    from iterflow.cluster.session import parse_conf
+
     spec = JobSpec("pagerank", "(calibration graph)", "(none)", master=args.master, workers=args.workers,
-                   cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share)
+                   cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share,
+                   conf=parse_conf(args.conf))
     calibrate(spec, supersteps=args.supersteps, max_executors=args.max_executors)
     return 0
 

@@ -163,10 +163,13 @@ def past_records(program_name: str) -> list[Any]:
 
 def cluster_key(spec: JobSpec, master: str) -> str:
     """What identifies the cluster a run ran on, for learning its behaviour across programs: the
-    embedded cluster's shape, else the master URL."""
-    if spec.master:
-        return master
-    return f"embedded {spec.workers}x{spec.cores_per_worker} cpu-share {spec.cpu_share or 'none'}"
+    embedded cluster's shape, else the master URL; and the executors' JVM options where a run
+    sets them (their JIT decides how slow a fresh executor's first supersteps are, so what a
+    rescale costs: a C1-only cluster is another cluster to the model)."""
+    key = master if spec.master else \
+        f"embedded {spec.workers}x{spec.cores_per_worker} cpu-share {spec.cpu_share or 'none'}"
+    jvm = (spec.conf or {}).get("spark.executor.extraJavaOptions", "").strip()
+    return f"{key} [executor JVM {jvm}]" if jvm else key
 
 
 def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
