@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,11 @@ def main() -> None:
                     help="a cluster profile (JSON written by pareto.py next to its table, or one entry of "
                          "cluster-profiles.json): the simulator's task slow-down and latencies from the cluster's "
                          "calibration job alone -- a job none of the judged runs is")
+    ap.add_argument("--base", choices=["smallest", "start"], default="smallest",
+                    help="smallest (default): every run simulated from the program's smallest static run (the "
+                         "what-if at other sizes); start: each adaptive run from a static run at its own start size "
+                         "(what a user replaying a recorded run under another policy does; static runs are then "
+                         "bases, not judged)")
     args = ap.parse_args()
     sources = [(t, {}) for t in args.tables.split(",")] if args.tables else SOURCES
     out = f"simulator_calibration{'_' + args.tag if args.tag else ''}"
@@ -84,17 +90,14 @@ def main() -> None:
             static = [r for r in mine if policy_of(r) == "static" and len(set(r.sizes)) == 1]
             if not static:
                 continue
-            base = min(static, key=lambda r: (r.sizes[0], str(r.labels.get("rep"))))
-            others = [r for r in mine if r is not base and len(r.steps) == len(base.steps)]
-            if not others:
-                continue
-            used.append(f"{name}: {prog}, base {base.name} ({base.sizes[0]} executors, "
-                        f"{'sketched tasks' if base.sketched else 'stage_tasks'}), {len(others)} other runs")
-            used.append(f"    task slow-down of the session's other programs: {', '.join(held_out.describe()[-2:])}")
-            for row in calibrate(base, others, params, top, options):
-                rows.append({"table": name, "program": prog, **row})
-            with_slow += [{"table": name, "program": prog, **row}
-                          for row in calibrate(base, others, held_out, top, options)]
+            for base, others in pairs(static, mine, args.base):
+                used.append(f"{name}: {prog}, base {base.name} ({base.sizes[0]} executors, "
+                            f"{'sketched tasks' if base.sketched else 'stage_tasks'}), {len(others)} other runs")
+                used.append(f"    task slow-down of the session's other programs: {', '.join(held_out.describe()[-2:])}")
+                for row in calibrate(base, others, params, top, options):
+                    rows.append({"table": name, "program": prog, **row})
+                with_slow += [{"table": name, "program": prog, **row}
+                              for row in calibrate(base, others, held_out, top, options)]
     df = pd.DataFrame(rows)
     slow = pd.DataFrame(with_slow)
     ok = lambda d: float(((d.runtime_error.abs() <= GOAL_ERROR) & (d.executor_s_error.abs() <= GOAL_ERROR)).mean())
@@ -108,6 +111,24 @@ def main() -> None:
     df.to_csv(RESULTS / f"{out}.csv", index=False)
     (RESULTS / f"{out}.txt").write_text(report(df, used, params))
     print(report(df, used, params))
+
+
+def pairs(static: list, mine: list, how: str) -> list[tuple[Any, list]]:
+    """(base, runs simulated from it): the smallest static run and every other run of the
+    program; or (``start``) per adaptive run, a static run at its start size -- never itself,
+    the one whose superstep count matches, the first recorded."""
+    if how == "smallest":
+        base = min(static, key=lambda r: (r.sizes[0], str(r.labels.get("rep"))))
+        others = [r for r in mine if r is not base and len(r.steps) == len(base.steps)]
+        return [(base, others)] if others else []
+    out: dict[int, tuple[Any, list]] = {}
+    for run in mine:
+        if policy_of(run) == "static":
+            continue
+        same = [b for b in static if b.sizes[0] == run.sizes[0] and len(b.steps) == len(run.steps)]
+        if same:
+            out.setdefault(id(same[0]), (same[0], []))[1].append(run)
+    return list(out.values())
 
 
 def from_profile(path: Path) -> Params:
@@ -130,7 +151,7 @@ def from_profile(path: Path) -> Params:
 
 
 def report(df: pd.DataFrame, used: list[str], params) -> str:
-    lines = ["# simulator calibration: .venv/bin/python experiments/calibrate_simulator.py (no Spark)",
+    lines = [f"# simulator calibration: .venv/bin/python experiments/calibrate_simulator.py {' '.join(sys.argv[1:])} (no Spark)",
              f"goal (issue 14 item 4): |error| <= {GOAL_ERROR:.0%} on runtime and executor-seconds, "
              f">= {GOAL_SAME:.0%} same decisions (up/down/same per barrier) on adaptive runs",
              "recorded runs used (base -> the others of the same program and experiment):"]
