@@ -191,8 +191,9 @@ class ScriptedPolicy:
     def spark_conf(self) -> dict:
         return {}
 
-    def learn_rescales(self, history) -> int:
+    def learn_rescales(self, history, scale_ins=None) -> int:
         self.learned.append(list(history))
+        self.scale_ins_from = None if scale_ins is None else list(scale_ins)
         return len(history)
 
     def learn_start_delays(self, delays) -> None:

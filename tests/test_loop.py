@@ -138,6 +138,7 @@ def test_a_first_run_prices_rescales_from_the_clusters_other_runs_without_feedin
     driver, _, model = make(policy, executors=1, cluster_past=cluster, past=own)
     driver.run(Doubling(max_iterations=2))
     assert [r.superstep for r in policy.learned[0]] == [*range(1, 13), 1, 2]  # the cluster's, then its own
+    assert [r.superstep for r in policy.scale_ins_from] == [1, 2]  # a release's price: the program's own only
     assert model.batches == 1 and driver.warmup == 1  # the program's own records decide its warm-up
 
 

@@ -820,3 +820,21 @@ def test_a_release_in_a_vanishing_tail_still_pays_the_state_re_read():
     assert price == pytest.approx([4 * 26.0, 2 * 26.0])  # median superstep 26 s at 4, at 1 and 2
     r = p.decide(**H(hist, m))
     assert r.executors is None, r.reason
+
+
+def test_a_release_is_priced_from_the_programs_own_runs_not_the_clusters():
+    """A scale-in's price is the program's cached data re-read: another program's (the
+    calibration job's 0.4 s) does not price this one's releases; a scale-out's does."""
+    other = pd.DataFrame([{"superstep": 4, "actuation_seconds": 5.0, "relayout_seconds": 0.0, "decision": "up"},
+                          {"superstep": 8, "actuation_seconds": 0.4, "relayout_seconds": 0.0, "decision": "down"}])
+    own = pd.DataFrame([{"superstep": 6, "actuation_seconds": 0.3, "relayout_seconds": 0.0, "decision": "down"},
+                        {"superstep": 7, "actuation_seconds": float("nan"), "relayout_seconds": float("nan"),
+                         "cold_seconds": 2.5}])
+    p = TargetPolicy(100.0, max_executors=4)
+    assert p.learn_rescales(other, scale_ins=[]) == 1
+    assert p.scale_in_cost([]) == (None, "prior: one superstep as this run's ran, at the new size")
+    assert p.rescale_cost([])[0] == 5.0
+    p.learn_rescales(pd.concat([other, own]), scale_ins=own)
+    assert p.scale_in_cost([])[0] == pytest.approx(2.8)  # the release's pause and its cold superstep
+    p.learn_rescales(other)  # no split given: every record prices both, as before
+    assert p.scale_in_cost([])[0] == pytest.approx(0.4)

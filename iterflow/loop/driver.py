@@ -98,8 +98,9 @@ class IterationDriver:
     program loads its input (its caches land where they stay). ``past``: superstep records of
     earlier runs of the program, which warm-start the model and the policy's rescale price.
     ``cluster_past``: records of runs of *other* programs on this cluster (and its calibration,
-    ``iterflow cluster calibrate``): a rescale's price and executors' warm-up are the cluster's,
-    so a program's first run prices its rescales from them too (they do not feed its model).
+    ``iterflow cluster calibrate``): a scale-out's price and executors' warm-up are the cluster's,
+    so a program's first run prices its scale-outs from them too (they do not feed its model); a
+    scale-in's price is the program's own (its cached data re-read), from ``past`` only.
     ``on_superstep(record)`` is called after every barrier; ``on_checkpoint``, ``max_recoveries``
     and ``recovery_wait``: see :class:`~iterflow.faults.recovery.Recovery`.
     """
@@ -238,8 +239,8 @@ class IterationDriver:
                 log.warning("earlier runs on this cluster ran the first %d supersteps of each executor set "
                             "above their steady state: the model learns from the later ones", self.warmup)
             self._feed(self.past)
-        if self.past or self.cluster_past:
-            self.policy.learn_rescales([*self.cluster_past, *self.past])
+        if self.past or self.cluster_past:  # a release's price is the program's own (learn_rescales)
+            self.policy.learn_rescales([*self.cluster_past, *self.past], scale_ins=self.past)
 
     def _feed(self, history: Sequence[SuperstepRecord]) -> None:
         """Feed the model, in one refit, every superstep of ``history`` that :func:`feeds_model`

@@ -46,8 +46,9 @@ class Policy(Protocol):
         """Spark settings the session needs for this policy (dynamic allocation has some)."""
         ...
 
-    def learn_rescales(self, history: History) -> int:
-        """Learn what a rescale costs from earlier runs' records; returns how many were seen."""
+    def learn_rescales(self, history: History, scale_ins: History | None = None) -> int:
+        """Learn what a rescale costs from earlier runs' records (a scale-in's from ``scale_ins``
+        where given: the program's own); returns how many were seen."""
         ...
 
     def learn_start_delays(self, delays: Sequence[float]) -> None:
@@ -67,7 +68,7 @@ class PolicyBase:
     def spark_conf(self) -> dict[str, str]:
         return {}
 
-    def learn_rescales(self, history: History) -> int:
+    def learn_rescales(self, history: History, scale_ins: History | None = None) -> int:
         return 0
 
     def learn_start_delays(self, delays: Sequence[float]) -> None:

@@ -185,7 +185,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     if past:
         model.observe_many(model_rows(past, warm))
     if past or prices:
-        policy.learn_rescales([*past, *prices])
+        policy.learn_rescales([*past, *prices], scale_ins=past)
     plan = plan or plan_of(run)
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1)
