@@ -1,5 +1,6 @@
-"""Scale-in with Spark's decommissioning on: the removed executor's cached blocks move to the
-one that stays (with a plain kill they are lost and recomputed from lineage).
+"""Scale-in with Spark's decommissioning, on in iterflow's sessions by default: the removed
+executor's cached blocks move to the one that stays (with a plain kill they are lost and
+recomputed from lineage).
 
 Runs as its own application (a subprocess) against the session's cluster, because
 decommissioning is a setting of the application and its executors.
@@ -23,11 +24,9 @@ from iterflow.actuate.executors import ExecutorActuator
 from iterflow.cluster.session import build_session
 from iterflow.observe.sparkinfo import rest_get
 
-spark = build_session(sys.argv[1], 2, {
-    "spark.cores.max": "2", "spark.executor.cores": "1", "spark.app.name": "iterflow-decommission-test",
-    "spark.decommission.enabled": "true", "spark.storage.decommission.enabled": "true",
-    "spark.storage.decommission.rddBlocks.enabled": "true",
-    "spark.storage.decommission.shuffleBlocks.enabled": "false"}, work_dir=Path(tempfile.mkdtemp()))
+spark = build_session(sys.argv[1], 2, {  # iterflow's default settings: decommissioning on
+    "spark.cores.max": "2", "spark.executor.cores": "1", "spark.app.name": "iterflow-decommission-test"},
+    work_dir=Path(tempfile.mkdtemp()))
 sc = spark.sparkContext
 try:
     act = ExecutorActuator(sc, register_timeout=60)

@@ -10,7 +10,8 @@ The loop (:mod:`iterflow.loop.reconfigure`) checks at later barriers that they c
 request lowered. Before the run (``wait=True``) the scale-out waits for them. Scale-in
 removes the executors holding the least cached state. Where Spark's decommissioning is on
 (``spark.decommission.enabled``, with ``spark.storage.decommission.enabled`` and
-``...rddBlocks.enabled`` for the cached blocks), they are *decommissioned* instead of killed
+``...rddBlocks.enabled`` for the cached blocks; iterflow's sessions set all three unless told
+otherwise), they are *decommissioned* instead of killed
 (``decommissionExecutor`` on the scheduler backend, as dynamic allocation does): each moves
 its blocks to the executors that stay, then exits. At a barrier (``wait=False``) a scale-in
 does not wait for either: once asked, Spark offers those executors no task (its
@@ -47,10 +48,15 @@ REGISTER_TIMEOUT_CONF = "spark.iterflow.executorRegisterTimeout"
 class ExecutorActuator:
     """Sets the number of executors of the application behind ``sc``."""
 
-    def __init__(self, sc: Any, register_timeout: float | None = None, launched: int | None = None) -> None:
+    def __init__(self, sc: Any, register_timeout: float | None = None, launched: int | None = None,
+                 decommission: bool | None = None) -> None:
         """``launched``: executors the cluster manager starts the application with, where the
-        caller knows (see :meth:`_settle`)."""
+        caller knows (see :meth:`_settle`). ``decommission``: remove executors by decommissioning
+        (True) or killing them (False); ``None``: as the application's ``spark.decommission.enabled``
+        says (the executors' block migration needs the ``spark.storage.decommission.*`` settings
+        iterflow's sessions set)."""
         self.sc = sc
+        self.decommission = decommission
         self.jsc = sc._jsc.sc()
         self.launched = launched
         if register_timeout is None:
@@ -138,6 +144,8 @@ class ExecutorActuator:
     @property
     def decommissions(self) -> bool:
         """Whether a scale-in decommissions (blocks migrate first) rather than kills."""
+        if self.decommission is not None:
+            return self.decommission
         return str(self.sc.getConf().get("spark.decommission.enabled", "false")).lower() == "true"
 
     def _remove(self, victims: list[str]) -> None:
