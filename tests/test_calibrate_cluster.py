@@ -38,16 +38,22 @@ def test_calibration_measures_tasks_at_every_size_and_prices_rescales(spark, tmp
     assert p.learn_rescales(rec) == 1 and p.past_scale_ins
 
 
-def test_calibrate_command_saves_the_profile_runs_on_that_master_use(cluster, cli_env):
+def test_calibrate_command_saves_the_profile_runs_on_that_master_use(cluster, cli_env, tmp_path):
     import json
     from pathlib import Path
 
     from conftest import run_cli
+    from iterflow.app.calibrate import EDGES, SCALE
+    from iterflow.inputs.generate import write_rmat
 
+    # the job's input is generated once per ITERFLOW_HOME and kept there; a small one put in its
+    # place keeps this test of the command (the measurement is the test above) to seconds
+    env = dict(cli_env, ITERFLOW_HOME=str(tmp_path / "home"))
+    write_rmat(tmp_path / "home" / "calibration" / f"rmat-{SCALE}-{EDGES}.txt", 11, 15_000, seed=3)
     r = run_cli(["cluster", "calibrate", "--master", cluster.master_url, "--max-executors", "2",
-                 "--supersteps", "3"], cli_env, timeout=400)
+                 "--supersteps", "3"], env, timeout=400)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "saved to" in r.stdout and "task slow-down beta=" in r.stdout, r.stdout
-    doc = json.loads((Path(cli_env["ITERFLOW_HOME"]) / "cluster-profiles.json").read_text())
+    doc = json.loads((Path(env["ITERFLOW_HOME"]) / "cluster-profiles.json").read_text())
     assert list(doc) == [cluster.master_url]  # the key `iterflow run --master` looks it up by
     assert len(doc[cluster.master_url]["task_seconds"]) == 2
