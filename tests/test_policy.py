@@ -185,12 +185,13 @@ def test_target_scales_in_only_when_comfortably_ahead():
     m = FakeModel(1.0, 0.01)
     p = TargetPolicy(300, max_executors=16, max_iterations=10, **QUICK)
     r = p.decide(**H(flat(3, 16, m), m))
-    # left 278.25 s; comfortably ahead (72.5 < 278.25/1.5); lands where T <= left/1.1 -- at 3,
-    # but a release at most halves the executors: 8 now, 3 at the next barrier
-    assert 7 * m.predict_seconds(3, 10_000) <= 278.25 / 1.1 < 7 * m.predict_seconds(2, 10_000)
-    assert r.executors == 8 and "comfortably ahead" in r.reason and "3 would do, at most half" in r.reason
+    # left 278.25 s; ahead (72.5 < 278.25/1.15: margin + the model's 5 % error); lands where
+    # T·1.15 <= left/1.1 (sizes this run has not run: at least 15 % error) -- at 4,
+    # but a release at most halves the executors: 8 now, 4 at the next barrier
+    assert 7 * m.predict_seconds(4, 10_000) * 1.15 <= 278.25 / 1.1 < 7 * m.predict_seconds(3, 10_000) * 1.15
+    assert r.executors == 8 and "comfortably ahead" in r.reason and "4 would do, at most half" in r.reason
     hist = flat(3, 16, m) + [row(4, 8, m.predict_seconds(8, 10_000))]
-    assert p.decide(**H(hist, m)).executors == 4  # and from 4 to 3 at the barrier after that
+    assert p.decide(**H(hist, m)).executors == 4
 
 
 def test_target_keeps_the_size_inside_the_band():
@@ -202,6 +203,29 @@ def test_target_keeps_the_size_inside_the_band():
     r = p.decide(**H(hist, m))
     assert r.executors is None and "within the band, keep 7" in r.reason
     assert not p.log  # the log records changes only: a hold is not one
+
+
+def test_target_release_band_is_the_models_own_error_not_a_fixed_half():
+    """Stop 27: a fixed 50 % band kept 4 executors where 4 was predicted to finish well inside
+    the target and 3 inside it too. The band is the model's error: a model that knows itself
+    to 5 % releases to 3 (a size it ran); one that is 30 % off keeps 4 (3 plus 30 % would miss
+    the margin)."""
+    class Sure(FakeModel):
+        error_estimate_ = 0.05
+
+    class Unsure(FakeModel):
+        error_estimate_ = 0.3
+
+    sure, unsure = Sure(10.0, 0.01), Unsure(10.0, 0.01)  # 10 + 100/e s a superstep: 35 at 4, 43.3 at 3
+    hist = [row(1, 3, 43.3)] + flat(3, 4, sure)[1:]  # 3 ran once; elapsed 113.3 s, 7 supersteps left
+    target = 113.3 + 360  # left 360: T(4) = 245 > 360/1.5 (the old band kept 4); T(3)·1.05 = 318.5 <= 360/1.1
+    r = TargetPolicy(target, max_executors=4, max_iterations=10, **QUICK).decide(**H(hist, sure))
+    assert r.executors == 3 and "ahead" in r.reason
+    r = TargetPolicy(target, max_executors=4, max_iterations=10, **QUICK).decide(**H(hist, unsure))
+    assert r.executors is None and "within the band, keep 4" in r.reason  # 303.3·1.3 > 327.3
+    # a size the run has not run is an extrapolation: at least 15 % (303.3·1.15 > 327.3)
+    r = TargetPolicy(105 + 360, max_executors=4, max_iterations=10, **QUICK).decide(**H(flat(3, 4, sure), sure))
+    assert r.executors is None
 
 
 def test_target_missed_even_at_max_goes_to_max_at_once():

@@ -54,10 +54,11 @@ class Predictor:
                  start_excess: Sequence[float] = ()) -> None:
         self.model, self.cpe = model, cores_per_executor
         self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
+        self.error: float | None = None  # the fitted model's relative error, where it measured one
         if self.fitted:
             err = getattr(model, "error_estimate_", None)
-            err = float(err) if err is not None and np.isfinite(err) else None
-            self.note = "model" + (f" (error ±{err:.0%})" if err is not None else "")
+            self.error = float(err) if err is not None and np.isfinite(err) else None
+            self.note = "model" + (f" (error ±{self.error:.0%})" if self.error is not None else "")
             return
         ref = next((r for r in reversed(history) if r.wall_seconds > 0), history[-1])
         self.t_ref = float(ref.wall_seconds)
