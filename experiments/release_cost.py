@@ -17,6 +17,7 @@ barrier does not wait for either). Per run: job seconds and executor-seconds. Re
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -47,6 +48,15 @@ class Schedule(PolicyBase):
         return Reconfiguration(reason=f"scripted: {n} executors", executors=n) if n else Reconfiguration.none("keep")
 
 
+def excess(wall: pd.Series) -> dict[str, float]:
+    """Per release: its first superstep at the new size over the median of the later ones at
+    that size (``wall`` indexed by superstep)."""
+    bars, out = sorted(SCHEDULE) + [SUPERSTEPS], {}
+    for b, nxt in zip(bars, bars[1:]):
+        out[f"excess_{SCHEDULE[b]}"] = float(wall.loc[b + 1] - wall.loc[b + 2:nxt].median())
+    return out
+
+
 def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any]:
     # two untimed supersteps at 4 first: the previous run's releases left 1 executor warm
     warm = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False,
@@ -65,16 +75,25 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
            "executor_seconds": float(((wall + t["barrier_seconds"].fillna(0)) * t["executors"]).sum()),
            "executors": "-".join(str(int(e)) for e in t["executors"]),
            "walls": " ".join(f"{w:.2f}" for w in wall)}
-    bars = sorted(SCHEDULE) + [SUPERSTEPS]
-    for b, nxt in zip(bars, bars[1:]):  # the first superstep at the new size over the rest's median
-        row[f"excess_{SCHEDULE[b]}"] = float(wall[b + 1] - wall[b + 2:nxt].median())
+    row.update(excess(wall))
     print(f"  {mode} rep {rep}: {took:.1f}s, {row['executor_seconds']:.0f} executor-s; supersteps {row['walls']} "
           f"on {row['executors']}", flush=True)
     return row
 
 
 def main() -> int:
-    args = parse_args(__doc__, NAME, lambda ap: None, quick_reps=3)
+    args = parse_args(__doc__, NAME, lambda ap: ap.add_argument(
+        "--from-csv", action="store_true", help="only analyse results/release_cost.csv again"), quick_reps=3)
+    if args.from_csv:  # the supersteps' walls are in the table: the figures again, no cluster
+        df = pd.read_csv(RESULTS / f"{NAME}.csv")
+        for i, walls in enumerate(df["walls"]):
+            wall = pd.Series([float(w) for w in walls.split()], index=range(1, SUPERSTEPS + 1))
+            for k, v in excess(wall).items():
+                df.loc[i, k] = v
+        head = (RESULTS / f"{NAME}.txt").read_text().splitlines()[0] if (RESULTS / f"{NAME}.txt").exists() else ""
+        found = re.search(r"cpu share [\d.]+ \((.*)\); R-MAT", head)  # the measuring run's cluster
+        report(df, args, found.group(1) if found else "cluster as recorded by the measuring run", len(df) // len(MODES))
+        return 0
     rows = []
     with cluster(args) as (_, spark, note):
         g = load_graph(spark, str(rmat(18, 1_000_000)), "edgelist", partitions=args.partitions)
@@ -83,7 +102,11 @@ def main() -> int:
         for rep in range(args.reps):
             for mode in (MODES if rep % 2 == 0 else MODES[::-1]):
                 rows.append(one_run(spark, g, args, mode, rep))
-    df = pd.DataFrame(rows)
+    report(pd.DataFrame(rows), args, note, args.reps)
+    return 0
+
+
+def report(df: pd.DataFrame, args: Any, note: str, reps: int) -> None:
     summary = []
     for mode in MODES:
         d = df[df["mode"] == mode]
@@ -99,13 +122,12 @@ def main() -> int:
                             paired["executor_seconds"]["decommission"] / paired["executor_seconds"]["kill"],
                             "paired by rep"))
     title = (f"{NAME}: {args.workers} workers at cpu share {args.cpu_share} ({note}); R-MAT 18/1000000; "
-             f"schedule {SCHEDULE}, {SUPERSTEPS} supersteps; {args.reps} reps, alternating order; median [min-max]")
+             f"schedule {SCHEDULE}, {SUPERSTEPS} supersteps; {reps} reps, alternating order; median [min-max]")
     print_summary(summary, title)
     RESULTS.mkdir(parents=True, exist_ok=True)
     df.to_csv(RESULTS / f"{NAME}.csv", index=False)
     with open(RESULTS / f"{NAME}.txt", "w") as fh:
         fh.write(title + "\n" + pd.DataFrame(summary).to_string(index=False) + "\n\n" + df.to_string(index=False) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from py4j.protocol import Py4JError
 
 from iterflow.loop.ports import Actuation
 from iterflow.observe.sparkinfo import (StatusStore, executor_snapshot, executor_start_delays, leaving,
-                                        scale_out_requests)
+                                        removed_by_driver, scale_out_requests)
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +149,7 @@ class ExecutorActuator:
         return str(self.sc.getConf().get("spark.decommission.enabled", "false")).lower() == "true"
 
     def _remove(self, victims: list[str]) -> None:
+        removed_by_driver(self.sc).update(victims)  # their end is no loss (the statistics ask)
         if not self.decommissions:
             self.jsc.killExecutors(self.sc._jvm.PythonUtils.toSeq(list(victims)))
             self._forget(victims)

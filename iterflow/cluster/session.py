@@ -63,8 +63,8 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path | None) ->
         "spark.locality.wait": "0s",
         # A scale-in decommissions the executors it removes: their cached blocks move to the
         # executors that stay before they exit. Killed, those blocks are recomputed from the
-        # input by the next superstep (PageRank's first superstep after 4 -> 2 ran 1.2-1.8 s
-        # over steady with a kill, 0.4 s decommissioned: experiments/release_cost.py). Shuffle
+        # input by the next superstep (PageRank's first superstep after 4 -> 2 ran 1.3-1.9 s
+        # over steady with a kill, 0.3-0.5 s decommissioned: experiments/release_cost.py). Shuffle
         # files are not moved: a superstep reads only its own (lineage is cut at every barrier).
         "spark.decommission.enabled": "true",
         "spark.storage.decommission.enabled": "true",

@@ -89,6 +89,17 @@ def leaving(sc: Any) -> set[str]:
     return ids
 
 
+def removed_by_driver(sc: Any) -> set[str]:
+    """Every executor of this application the driver asked to remove (killed or decommissioned),
+    never pruned: its end is not a loss, whatever reason Spark gives for it -- a decommissioned
+    executor exits by itself ("Command exited with code 0"), only a killed one is "killed by
+    driver"."""
+    ids = getattr(sc, "_iterflow_removed", None)
+    if ids is None:
+        ids = sc._iterflow_removed = set()
+    return ids
+
+
 def scale_out_requests(sc: Any) -> list[tuple[float, int]]:
     """``(epoch seconds, executors asked)`` of each scale-out requested through iterflow in this
     application, in order (:func:`executor_start_delays` pairs executors with them)."""

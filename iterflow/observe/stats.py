@@ -29,7 +29,7 @@ from iterflow.loop.ports import ExecutorSnapshot
 from iterflow.loop.program import State
 from iterflow.loop.records import Stats
 from iterflow.observe.listener import SUM_KEYS, attach
-from iterflow.observe.sparkinfo import StatusStore
+from iterflow.observe.sparkinfo import StatusStore, removed_by_driver
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,8 @@ class StatsCollector:
         """Executors removed since the last call that the driver did not remove itself."""
         new = [(e, why) for e, why in self._removed_executors() if e not in self._gone]
         self._gone.update(e for e, _ in new)
-        lost = [(e, why) for e, why in new if KILLED_BY_DRIVER not in why.lower()]
+        ours = removed_by_driver(self.sc)  # decommissioned ones exit with code 0, not "killed by driver"
+        lost = [(e, why) for e, why in new if e not in ours and KILLED_BY_DRIVER not in why.lower()]
         return {"executors_lost": float(len(lost)),
                 "executors_lost_ids": json.dumps({e: why[:200] for e, why in lost})}
 

@@ -292,12 +292,14 @@ class AdaptivePolicy(PolicyBase):
 
         ``scale_ins``: the records whose releases price this run's (default ``history``). A
         scale-out's price -- fresh JVMs registering and warming up -- is the cluster's, learned
-        from any program's runs; a scale-in's is the superstep after it re-reading the removed
-        executors' cached share of *this program's* data, so the driver gives only the program's
-        own earlier runs here. Measured on the emulated cluster (stop 27): the calibration job's
-        4 -> 2 cost 0.4 s, PageRank's 4 -> 2 1.2-1.8 s and WCC's 1.8-2.3 s; priced at the
-        calibration's, ``target`` released early and met 8 and 6 of 10 targets (9 and 8 priced
-        at one superstep)."""
+        from any program's runs; a scale-in's is the superstep after it moving (decommissioned,
+        iterflow's default) or re-reading (killed) the removed executors' cached share of *this
+        program's* data, so the driver gives only the program's own earlier runs here. Measured
+        on the emulated cluster with kills (stop 27): the calibration job's 4 -> 2 cost 0.4 s,
+        PageRank's 4 -> 2 1.2-1.8 s and WCC's 1.8-2.3 s; priced at the calibration's, ``target``
+        released early and met 8 and 6 of 10 targets (9 and 8 priced at one superstep).
+        Decommissioned, PageRank's 4 -> 2 costs 0.3-0.5 s (stop 28); a program's records from
+        before keep its price high until its own decommissioned releases outnumber them."""
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
         self.past_scale_ins = rescale_costs(rows if scale_ins is None else records(scale_ins), "down")
@@ -322,9 +324,10 @@ class AdaptivePolicy(PolicyBase):
         """``(seconds, how)``: the median price of this run's scale-ins, else of earlier runs';
         ``(None, how)`` until one was measured: then the price is one superstep as this run's
         ran, at the new size (:meth:`scale_in_prices`) -- a release starts no executor, but the
-        superstep after it re-reads the removed executors' cached share of the state, which
-        costs what reading it costs in a full superstep, not the forecast's (maybe vanishing)
-        work: measured 1.0 s after PageRank's 4 -> 3, 4.7 s after WCC's 4 -> 1 in its tail."""
+        superstep after it reads the removed executors' cached share of the state, moved there
+        (decommissioned) or recomputed (killed: 1.0 s after PageRank's 4 -> 3, 4.7 s after WCC's
+        4 -> 1 in its tail); the prior is a cautious bound, decommissioned releases cost less
+        (PageRank 4 -> 2: 0.3-0.5 s, `experiments/release_cost.py`)."""
         seen = rescale_costs(history, "down") or self.past_scale_ins
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
