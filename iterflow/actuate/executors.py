@@ -124,7 +124,6 @@ class ExecutorActuator:
             victims = sorted(snap.ids, key=lambda e: (load.get(e, 0.0), e))[: before - target]
             self._remove(victims)
             removed = tuple(victims)
-            leaving(self.sc).update(victims)
             if not wait:  # Spark offers them no more tasks: the next superstep need not wait
                 return Actuation(target, before, target, time.perf_counter() - t0, removed,
                                  f"removed {len(victims)} executors; they exit while the next superstep runs")
@@ -149,6 +148,7 @@ class ExecutorActuator:
         return str(self.sc.getConf().get("spark.decommission.enabled", "false")).lower() == "true"
 
     def _remove(self, victims: list[str]) -> None:
+        leaving(self.sc).update(victims)  # snapshots stop counting them now
         removed_by_driver(self.sc).update(victims)  # their end is no loss (the statistics ask)
         if not self.decommissions:
             self.jsc.killExecutors(self.sc._jvm.PythonUtils.toSeq(list(victims)))

@@ -83,10 +83,7 @@ def leaving(sc: Any) -> set[str]:
     """Executors the driver asked to remove that may still be listed: a scale-in does not wait
     for their JVMs to exit (or their blocks to migrate), and Spark offers them no task once
     asked, so a snapshot does not count them. Pruned as they leave the status store."""
-    ids = getattr(sc, "_iterflow_leaving", None)
-    if ids is None:
-        ids = sc._iterflow_leaving = set()
-    return ids
+    return _app_set(sc, "_iterflow_leaving")
 
 
 def removed_by_driver(sc: Any) -> set[str]:
@@ -94,9 +91,16 @@ def removed_by_driver(sc: Any) -> set[str]:
     never pruned: its end is not a loss, whatever reason Spark gives for it -- a decommissioned
     executor exits by itself ("Command exited with code 0"), only a killed one is "killed by
     driver"."""
-    ids = getattr(sc, "_iterflow_removed", None)
+    return _app_set(sc, "_iterflow_removed")
+
+
+def _app_set(sc: Any, attr: str) -> set[str]:
+    """A set of executor ids kept on the SparkContext: one per application, shared by every
+    actuator and statistics collector of it."""
+    ids = getattr(sc, attr, None)
     if ids is None:
-        ids = sc._iterflow_removed = set()
+        ids = set()
+        setattr(sc, attr, ids)
     return ids
 
 
