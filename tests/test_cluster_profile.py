@@ -59,8 +59,8 @@ def test_a_first_run_learns_the_slow_down_from_the_profile(tmp_path, monkeypatch
 
 def test_calibration_sizes_span_the_cluster():
     assert sizes_for(1) == [1]
-    assert sizes_for(4) == [1, 2, 4]
-    assert sizes_for(16) == [1, 2, 8, 16]
+    assert sizes_for(4) == [1, 2, 3, 4]
+    assert sizes_for(16) == [1, 2, 8, 12, 16]
     with pytest.raises(ValueError):
         sizes_for(0)
 
@@ -73,8 +73,8 @@ def test_the_calibration_script_counts_a_size_once_its_executors_are_there():
     def rec(i, e):
         return SuperstepRecord.from_row({"superstep": i, "wall_seconds": 1.0, "executors": e, "cores": e})
 
-    script = Scripted(schedule(4), supersteps=2, patience=5.0)
-    assert script.sizes == [1, 2, 4, 2]
+    assert schedule(4) == [1, 2, 3, 4, 2]
+    script = Scripted([1, 2, 4, 2], supersteps=2, patience=5.0)
     run = [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]  # 2 register 3 supersteps after asked; 4 never come
     asked = [script.decide([rec(i, e)]).executors for i, e in enumerate(run, start=1)]
     assert asked[:2] == [None, 2]  # 2 supersteps at 1, then ask for 2

@@ -90,3 +90,38 @@ def test_a_job_predicted_from_one_size_with_the_exponent_of_other_jobs():
     measured = third_at_4[-1].wall_seconds
     assert model.predict_seconds(4, 100.0) == pytest.approx(measured, rel=0.03)
     assert plain.predict_seconds(4, 100.0) < 0.6 * measured
+
+
+def run_shaped(slow: dict[int, float], task: float = 0.5, supersteps: int = 5) -> list[SuperstepRecord]:
+    """Static runs at each size of ``slow`` (slots -> task slow-down over one slot), one job."""
+    out = []
+    for m, f in slow.items():
+        out += [SuperstepRecord(Ran(i, 0.2 + task * f * -(-8 // m), m, m, 8, work=100.0),
+                                stats=Stats(stage_tasks=stages([task * f] * 8))) for i in range(1, supersteps + 1)]
+    return out
+
+
+def test_a_slow_down_that_is_no_power_law_is_kept_per_size():
+    """The emulated cluster's shape (stop 28's static runs): tasks 8 % slower at 2 slots, 18 % at
+    3, 50 % at 4 (the box full). One power law cannot hold both the flat start and the jump; the
+    per-size terms learned from one job predict another job's tasks at every size, down as up."""
+    shape = {1: 1.0, 2: 1.08, 3: 1.18, 4: 1.5}
+    c = learn([run_shaped(shape, task=0.07)])
+    for m, f in shape.items():
+        assert c.task(0.05, 1, m) == pytest.approx(0.05 * f, rel=1e-6)
+        assert c.task(0.05 * shape[4], 4, m) == pytest.approx(0.05 * f, rel=1e-6)  # a release from 4
+    assert shape[2] < c.task(1.0, 1, 2.5) < shape[3]  # between sizes: interpolated
+    assert c.task(1.0, 1, 8) >= shape[4]  # beyond them: the power law, never faster
+    power = Contention(c.beta, c.overhead)  # the power law alone, fitted to the same runs:
+    assert power.task(0.05 * shape[3], 3, 1) < 0.85 * 0.05  # a release 3 -> 1 read 15 % too fast
+
+
+def test_per_size_terms_tell_a_fixed_cost_from_a_stretch_with_tasks_of_two_lengths():
+    """At each size, a(m)·d + b(m): long tasks show the stretch, short ones the fixed cost."""
+    def job(t):
+        return [SuperstepRecord(Ran(i, 1.0, m, m, 8, work=100.0),
+                                stats=Stats(stage_tasks=stages([t * {1: 1.0, 2: 1.1, 4: 1.6}[m] + 0.01 * (m - 1)] * 8)))
+                for m in (1, 2, 4) for i in range(1, 6)]
+    c = learn([job(2.0), job(0.02)])
+    assert c.terms(4) == pytest.approx((1.6, 0.03), rel=0.02)
+    assert c.task(0.5, 1, 2) == pytest.approx(0.5 * 1.1 + 0.01, rel=0.02)

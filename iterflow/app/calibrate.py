@@ -1,8 +1,8 @@
 """``iterflow cluster calibrate``: measure the cluster once, for every first run on it.
 
 One fixed job -- PageRank on a generated R-MAT graph -- runs with its executors set by a script:
-``supersteps`` supersteps at 1, then at 2, at half the maximum and at the maximum executors, then
-at half again (one scale-in), each counted once the size's executors are all there. From its records, kept in the cluster's profile
+``supersteps`` supersteps at 1, then at 2, at half, three quarters and all of the maximum
+executors, then at half again (one scale-in), each counted once the size's executors are all there. From its records, kept in the cluster's profile
 (:mod:`iterflow.cluster.profile`), a later run on the cluster learns what is the cluster's and
 not its program's: how much longer the same tasks take at more executors (the mean task seconds
 of each size's steady supersteps, past the executors' warm-up learned from the same records)
@@ -25,15 +25,25 @@ from iterflow.files import iterflow_home
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies.core import PolicyBase
 
-SCALE, EDGES = 16, 300_000  # ~1 s a superstep on one 0.5-core executor: long enough to measure tasks
+# ~2.5 s a superstep on one 0.5-core executor, tasks of ~0.1 s at 8 partitions: the length of real
+# programs' tasks. Why not smaller: short tasks slow down more as the cluster fills -- measured on the
+# emulated cluster (experiments/calibration_task_length.py, 4 workers at 0.5 core, sizes 1-4, one session,
+# two runs each): PageRank on 300k edges (47-60 ms tasks) 1.18-1.24 / 1.55-2.17 / 1.91-2.33x at 2 / 3 / 4
+# slots, on 1M edges (87-99 ms) 1.03-1.06 / 1.22-1.26 / 1.39-1.67x, where the Pareto programs' own
+# static runs slow 1.06-1.09 / 1.18 / 1.50x. Calibrated with the short tasks, target's releases
+# predicted WCC's supersteps 20-40 % too fast at sizes it had not run.
+SCALE, EDGES = 17, 1_000_000
 
 
 def sizes_for(max_executors: int) -> list[int]:
-    """1, 2, half the maximum and the maximum: the points the power law of
-    :mod:`iterflow.model.contention` is fitted through, at four sizes whatever the cluster's."""
+    """1, 2, half, three quarters and all of the maximum: the sizes
+    :mod:`iterflow.model.contention` keeps a slow-down for (at most five whatever the cluster's).
+    Why three quarters: on a cluster that shares hardware the slow-down jumps as it fills (the
+    emulated one: 18 % at 3 of 4 slots, 50 % at 4); interpolating 2 -> 4 missed size 3 by 8-13 %."""
     if max_executors < 1:
         raise ValueError(f"max_executors must be >= 1, got {max_executors}")
-    return sorted({1, min(2, max_executors), max(1, max_executors // 2), max_executors})
+    return sorted({1, min(2, max_executors), max(1, max_executors // 2), max(1, 3 * max_executors // 4),
+                   max_executors})
 
 
 def schedule(max_executors: int) -> list[int]:
