@@ -22,8 +22,8 @@ slow-down is rarely a power law. On the emulated cluster (four 0.5-core workers 
 tasks slow by 6-9 % at 2 slots, 18 % at 3 and 50 % at 4 (the box full) for PageRank and WCC alike
 (stop 28's static runs); per-size terms learned from PageRank's static runs predict WCC's
 steady supersteps from any size at any other within 4 % (WCC's predict PageRank's within 7 %),
-where the power law fitted through the same runs' 1, 2 and 4 slots read a release 3 -> 1 13-21 %
-too fast.
+where the power law fitted to the same runs read WCC's 3 -> 1 21 % and 2 -> 1 14 % too fast
+(``pareto_stop28_decom``).
 With no job at two sizes it is plain replay.
 """
 from __future__ import annotations
