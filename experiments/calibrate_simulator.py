@@ -146,7 +146,7 @@ def from_profile(path: Path) -> Params:
     params = learn([profile.records()])
     slow = fit([profile.task_seconds])
     how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
-    return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead,
+    return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead, contention_sizes=slow.sizes,
                    sources={**params.sources, "contention_beta": how, "contention_overhead": how})
 
 

@@ -73,16 +73,30 @@ def test_the_calibration_script_counts_a_size_once_its_executors_are_there():
     def rec(i, e):
         return SuperstepRecord.from_row({"superstep": i, "wall_seconds": 1.0, "executors": e, "cores": e})
 
-    assert schedule(4) == [1, 2, 3, 4, 2]
     script = Scripted([1, 2, 4, 2], supersteps=2, patience=5.0)
     run = [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2]  # 2 register 3 supersteps after asked; 4 never come
     asked = [script.decide([rec(i, e)]).executors for i, e in enumerate(run, start=1)]
     assert asked[:2] == [None, 2]  # 2 supersteps at 1, then ask for 2
     assert asked[5:7] == [None, 4]  # supersteps 6 and 7 at 2 (3-5 ran at 1 while they registered)
-    assert asked[7:11] == [None] * 4 and asked[11] == 2 and script.skipped == [4]  # 5 s waited for 4
+    assert asked[7:12] == [None] * 5 and script.skipped == [4]  # 5 s waited for 4; then 2, there already
     assert not script.finished
     assert script.decide([rec(14, 2)]).executors is None and script.finished
-    assert schedule(1) == [1] and schedule(2) == [1, 2, 1]
+    assert script.counted[:3] == [[1, 2], [6, 7], []]  # the supersteps each entry measured
+
+
+def test_the_calibration_warms_up_then_measures_every_size_on_executors_that_stayed():
+    """A warm-up at the maximum, the sizes down (a release keeps the warm executors), then
+    scale-outs to price them; only the descending pass is measured."""
+    assert schedule(4) == [4, 4, 3, 2, 1, 2, 4]
+    assert schedule(2) == [2, 2, 1, 2] and schedule(1) == [1, 1]
+    from iterflow.loop.records import SuperstepRecord
+
+    script = Scripted([2, 2, 1], supersteps=2, holds=[3, 2, 2])
+    asked = [script.decide([SuperstepRecord.from_row({"superstep": i, "wall_seconds": 1.0, "executors": e,
+                                                      "cores": e})]).executors
+             for i, e in enumerate([2, 2, 2, 2, 2, 1, 1], start=1)]
+    assert asked == [None, None, None, None, 1, None, None]
+    assert script.counted == [[1, 2, 3], [4, 5], [6, 7]] and script.finished
 
 
 def test_describe_says_what_a_user_gets():

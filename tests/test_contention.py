@@ -125,3 +125,9 @@ def test_per_size_terms_tell_a_fixed_cost_from_a_stretch_with_tasks_of_two_lengt
     c = learn([job(2.0), job(0.02)])
     assert c.terms(4) == pytest.approx((1.6, 0.03), rel=0.02)
     assert c.task(0.5, 1, 2) == pytest.approx(0.5 * 1.1 + 0.01, rel=0.02)
+
+
+def test_a_size_measured_slower_than_a_larger_one_is_pooled_with_it():
+    c = learn([run_shaped({1: 1.0, 2: 1.07, 3: 1.38, 4: 1.25})])
+    assert c.terms(3)[0] == pytest.approx(c.terms(4)[0]) == pytest.approx((1.38 + 1.25) / 2, rel=1e-6)
+    assert c.task(1.0, 4, 3) == pytest.approx(1.0)  # a release 4 -> 3 is no speed-up

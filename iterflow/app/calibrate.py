@@ -1,8 +1,13 @@
 """``iterflow cluster calibrate``: measure the cluster once, for every first run on it.
 
-One fixed job -- PageRank on a generated R-MAT graph -- runs with its executors set by a script:
-``supersteps`` supersteps at 1, then at 2, at half, three quarters and all of the maximum
-executors, then at half again (one scale-in), each counted once the size's executors are all there. From its records, kept in the cluster's profile
+One fixed job -- PageRank on a generated R-MAT graph -- runs with its executors set by a script
+(:func:`schedule`): a warm-up at the maximum executors, then ``supersteps`` supersteps at the
+maximum, three quarters, half, 2 and 1 executor, then 2 and the maximum again (scale-outs priced),
+each counted once the size's executors are all there. Task seconds are read off the descending
+pass only: every size there runs on executors that stayed from the warm-up (a release keeps the
+warm ones), so the sizes differ by what sharing the cluster costs and not by how warm a JVM is.
+Measured (stop 29): climbing 1 -> 4 instead, the same 2-executor supersteps ran 116-123 ms tasks
+early and 68-80 ms once warm, and size 3 came out slower than 4. From its records, kept in the cluster's profile
 (:mod:`iterflow.cluster.profile`), a later run on the cluster learns what is the cluster's and
 not its program's: how much longer the same tasks take at more executors (the mean task seconds
 of each size's steady supersteps, past the executors' warm-up learned from the same records)
@@ -47,10 +52,10 @@ def sizes_for(max_executors: int) -> list[int]:
 
 
 def schedule(max_executors: int) -> list[int]:
-    """The sizes in turn: :func:`sizes_for` up, then half the maximum again (a scale-in priced;
-    none on a cluster of one)."""
-    sizes = sizes_for(max_executors)
-    return sizes + [max(1, max_executors // 2)] if max_executors > 1 else sizes
+    """The sizes in turn: the warm-up at the maximum, :func:`sizes_for` down (scale-ins priced),
+    then 2 and the maximum again (scale-outs priced; none on a cluster of one)."""
+    down = sorted(sizes_for(max_executors), reverse=True)
+    return [max_executors] + down + sorted({min(2, max_executors), max_executors} - {1})
 
 
 class Scripted(PolicyBase):
@@ -61,31 +66,38 @@ class Scripted(PolicyBase):
 
     name = "calibration"
 
-    def __init__(self, sizes: Sequence[int], supersteps: int, patience: float = 180.0) -> None:
+    def __init__(self, sizes: Sequence[int], supersteps: int, patience: float = 180.0,
+                 holds: Sequence[int] | None = None) -> None:
         super().__init__()
         self.sizes, self.supersteps, self.patience = list(sizes), supersteps, patience
+        self.holds = list(holds) if holds is not None else [supersteps] * len(self.sizes)
         self.k, self.held, self.waited = 0, 0, 0.0
         self.skipped: list[int] = []
+        self.counted: list[list[int]] = [[] for _ in self.sizes]  # superstep numbers held at each entry
         self.finished = not self.sizes
 
     def decide(self, history: Any, model: Any = None, *, layout: Any = None, plan: Any = None) -> Reconfiguration:
         last = history[-1]
         if self.finished:
             return Reconfiguration.none("calibration: done")
+        hold = self.holds[self.k]
         if last.executors == self.sizes[self.k]:
             self.held += 1
+            self.counted[self.k].append(last.superstep)
         else:
             self.waited += last.wall_seconds
-        if self.held < self.supersteps and self.waited < self.patience:
-            return Reconfiguration.none(f"calibration: {self.held} of {self.supersteps} supersteps at "
+        if self.held < hold and self.waited < self.patience:
+            return Reconfiguration.none(f"calibration: {self.held} of {hold} supersteps at "
                                         f"{self.sizes[self.k]} executors")
-        if self.held < self.supersteps:
+        if self.held < hold:
             self.skipped.append(self.sizes[self.k])
         self.k, self.held, self.waited = self.k + 1, 0, 0.0
         if self.k == len(self.sizes):
             self.finished = True
             return Reconfiguration.none("calibration: done")
         n = self.sizes[self.k]
+        if n == last.executors:  # the warm-up's size, now measured
+            return Reconfiguration.none(f"calibration: {n} executors, measured from here")
         return self._logged(last.superstep, last.executors,
                             Reconfiguration(reason=f"calibration: {n} executors", executors=n))
 
@@ -118,8 +130,8 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     from iterflow.actuate.executors import ExecutorActuator
     from iterflow.inputs.graphio import load_graph
     from iterflow.loop.driver import IterationDriver
-    from iterflow.loop.records import table
-    from iterflow.model.contention import task_seconds
+    from iterflow.loop.records import epoch_ages, model_rows, table
+    from iterflow.model.contention import row_task_seconds
     from iterflow.model.warmup import warmup_supersteps
 
     if supersteps < 3:
@@ -127,7 +139,9 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     t0 = time.perf_counter()
     path = calibration_graph(graph)
     g = load_graph(spark, str(path), "edgelist", partitions=partitions)
-    script = Scripted(schedule(max_executors), supersteps)
+    sizes = schedule(max_executors)
+    down = len(sizes_for(max_executors))  # entries 1..down: the descending pass, the only one measured
+    script = Scripted(sizes, supersteps, holds=[2 * supersteps] + [supersteps] * (len(sizes) - 1))
     job = CalibrationJob(g, script)
     actuator = ExecutorActuator(spark.sparkContext)
     found = actuator.registered()
@@ -140,7 +154,9 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
         if found:
             actuator.restore(found)
     warm = warmup_supersteps(res.records)
-    seen = task_seconds(res.records, warm)
+    measured = {i for entry in script.counted[1:1 + down] for i in entry}
+    seen = row_task_seconds(row for row, r, age in zip(model_rows(res.records, 0), res.records, epoch_ages(res.records))
+                            if r.superstep in measured and age > warm)
     for slots, tasks in sorted(seen.items()):
         say(f"  {slots:g} slot(s): mean task {np.mean(tasks) * 1e3:.0f} ms over {len(tasks)} steady supersteps")
     if script.skipped:

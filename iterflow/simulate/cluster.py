@@ -55,16 +55,23 @@ class Params:
     contention_beta: float = 0.0
     contention_overhead: float = 0.0
     cold_in_factor: float = 0.0  # the same after a scale-in: no fresh JVM, the lost cache re-read
+    # the slow-down at each recorded size, (slots, a, b) (:class:`Contention`); the power law beyond
+    contention_sizes: tuple[tuple[float, float, float], ...] = ()
 
     def describe(self) -> list[str]:
-        return [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
-                for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor",
-                          "cold_in_factor", "contention_beta", "contention_overhead")]
+        out = [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
+               for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor",
+                         "cold_in_factor", "contention_beta", "contention_overhead")]
+        if len(self.contention_sizes) > 1:
+            out.append("contention per size = " + ", ".join(f"{m:g}: {a:.2f}x + {b * 1e3:.0f} ms"
+                                                            for m, a, b in self.contention_sizes)
+                       + f" ({self.sources.get('contention_beta', 'given')}; the power law beyond)")
+        return out
 
     @property
     def contention(self) -> Contention:
         return Contention(self.contention_beta, self.contention_overhead,
-                          how=self.sources.get("contention_beta", "given"))
+                          how=self.sources.get("contention_beta", "given"), sizes=self.contention_sizes)
 
 
 #: what a parameter is when no record measured it (stated in the output as "prior")
@@ -131,7 +138,8 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
             values[key], sources[key] = value, f"learned: {how} {n} {what}"
         else:
             values[key], sources[key] = PRIORS[key], "prior: nothing recorded measures it"
-    return Params(**values, sources=sources)
+    given_slow = given and any(given.get(k) is not None for k in ("contention_beta", "contention_overhead"))
+    return Params(**values, sources=sources, contention_sizes=() if given_slow else slow.sizes)
 
 
 @dataclass
