@@ -178,8 +178,10 @@ class ScriptedPolicy:
 
     name = "scripted"
 
-    def __init__(self, script: dict | None = None) -> None:
+    def __init__(self, script: dict | None = None, start: Any = None) -> None:
         self.script = script or {}
+        self.start = start  # what plan_start answers (a Want, or None)
+        self.planned_from: list | None = None
         self.seen: list = []
         self.learned: list = []
         self.log: list = []
@@ -198,3 +200,7 @@ class ScriptedPolicy:
 
     def learn_start_delays(self, delays) -> None:
         self.start_delays = list(delays)
+
+    def plan_start(self, past, model) -> Any:
+        self.planned_from = (list(past), model)
+        return self.start

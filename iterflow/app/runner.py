@@ -251,7 +251,20 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+            key = cluster_key(spec, master)
+            model, cluster_past = cluster_knowledge(key) if spec.track else (None, [])
+            driver = IterationDriver(spark, policy, partitions=partitions,
+                                     checkpoint_interval=spec.checkpoint_interval,
+                                     wait_for_executors=spec.wait_for_executors,
+                                     past=past_records(spec.algorithm) if spec.track else (),
+                                     model=model, cluster_past=cluster_past,
+                                     start_executors=None,  # sized here, before the input is loaded
+                                     on_superstep=lambda rec: [cb(rec) for cb in callbacks],
+                                     on_checkpoint=store.save)
             start = spec.executors if spec.policy != "dynamic-allocation" else None
+            start = start and (driver.planned_start() or start)  # the policy's plan from earlier runs
+            if driver.start_reason:
+                log.warning("%s", driver.start_reason)
             if start:  # before the input is loaded and cached: its blocks land where they stay
                 from iterflow.actuate.executors import ExecutorActuator
 
@@ -260,27 +273,20 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                     log.warning(act.note)
             program = build_program(spec, spark, partitions)
             params = {**program.params(), "policy": spec.policy, "input": spec.input, "master": master,
-                      "executors": spec.executors, "target_seconds": spec.target_seconds,
+                      "executors": spec.executors, "start_executors": start, "target_seconds": spec.target_seconds,
                       "min_executors": spec.min_executors, "max_executors": spec.max_executors,
                       "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval,
                       "rebalance": spec.rebalance, "switch_to_delta": spec.switch_to_delta,
-                      "wait_for_executors": spec.wait_for_executors, "cluster": cluster_key(spec, master)}
+                      "wait_for_executors": spec.wait_for_executors, "cluster": key}
             with mlflow_store_lock() if spec.track else contextlib.nullcontext():
                 tracker = RunTracker(params) if spec.track else None
             if tracker:
-                tracker.mlflow.set_tags({"iterflow.run_id": store.run_id, "iterflow.resumed": str(resume)})
+                tracker.mlflow.set_tags({"iterflow.run_id": store.run_id, "iterflow.resumed": str(resume),
+                                         **({"iterflow.start_reason": driver.start_reason[:5000]}
+                                            if driver.start_reason else {})})
             callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
             if on_plan:
                 on_plan(RunPlan.of(program))
-            model, cluster_past = cluster_knowledge(params["cluster"]) if spec.track else (None, [])
-            driver = IterationDriver(spark, policy, partitions=partitions,
-                                     checkpoint_interval=spec.checkpoint_interval,
-                                     wait_for_executors=spec.wait_for_executors,
-                                     past=past_records(program.name) if spec.track else (),
-                                     model=model, cluster_past=cluster_past,
-                                     start_executors=None,  # sized above, before the input was loaded
-                                     on_superstep=lambda rec: [cb(rec) for cb in callbacks],
-                                     on_checkpoint=store.save)
             try:
                 result = driver.run(program, resume=store.load(spark) if resume else None)
                 write_output(spec, program, result)

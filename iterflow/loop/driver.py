@@ -143,6 +143,8 @@ class IterationDriver:
         # (the program's own where it has some: its tasks' JIT is what warms up)
         seen = self.past or self.cluster_past
         self.warmup = warmup_supersteps(seen) if seen else 1
+        self._warmed = False
+        self.start_reason: str | None = None  # why the policy chose the start size (planned_start)
 
     @staticmethod
     def on_spark(spark: Any, collect_stats: bool = True) -> tuple[Engine, StatsSource | None, Actuator]:
@@ -223,17 +225,40 @@ class IterationDriver:
                          recompute=lambda: program.result(self.recovery.secured(program, final, history)))
 
     def _start(self, program: IterativeProgram) -> None:
-        """Before the program loads its input: the first executors, the cluster's executor start
-        latency as measured so far, and the warm start from earlier runs (the model learns their
-        steady supersteps, the policy their rescales)."""
+        """Before the program loads its input: the warm start from earlier runs (the model
+        learns their steady supersteps, the policy their rescales), the first executors -- where
+        the policy plans its start from those runs, its size -- and the cluster's executor start
+        latency as measured so far."""
         program.partitions = self.partitions
         self.engine.set_partitions(self.partitions)
-        if self.start_executors and self.actuator is not None:
-            act = self.actuator.set_executors(self.start_executors)
+        start = self.start_executors and (self.planned_start() or self.start_executors)
+        if start and self.actuator is not None:
+            act = self.actuator.set_executors(start)
             if act.note:
                 log.warning(act.note)
         if self.actuator is not None:  # from an empty store, the only registration delay there is
             self.policy.learn_start_delays(self.actuator.start_delays())
+        self._warm_start()
+
+    def planned_start(self) -> int | None:
+        """The executors the policy plans to start at from earlier runs (after the warm start),
+        or ``None``: as configured. A caller that sizes the executors itself before the input
+        is loaded (``iterflow run``) asks here first; the reason is kept in ``start_reason``."""
+        self._warm_start()
+        if not self.past:  # nothing to plan from
+            return None
+        want = self.policy.plan_start(self.past, self.model if self.stats is not None else None)
+        if want is None:
+            return None
+        self.start_reason = want.reason
+        log.info("%s policy, before superstep 1: %s", self.policy.name, want.reason)
+        return int(want.executors)
+
+    def _warm_start(self) -> None:
+        """Once: earlier runs feed the model, and price the policy's rescales."""
+        if self._warmed:
+            return
+        self._warmed = True
         if self.past:
             if self.warmup > 1:
                 log.warning("earlier runs on this cluster ran the first %d supersteps of each executor set "

@@ -55,6 +55,12 @@ class Policy(Protocol):
         """Learn how long this cluster takes to start an executor (seconds, measured live)."""
         ...
 
+    def plan_start(self, past: History, model: Any) -> Any:
+        """Before the first superstep, after the warm start from earlier runs (``past``, which
+        ``model`` was fitted on): a ``Want`` -- the executors to start at instead of the
+        configured ones, and why -- or ``None`` to start as configured."""
+        ...
+
 
 class PolicyBase:
     """The common surface: a name, the bounded log of changes, no Spark settings, nothing to
@@ -72,6 +78,9 @@ class PolicyBase:
         return 0
 
     def learn_start_delays(self, delays: Sequence[float]) -> None:
+        return None
+
+    def plan_start(self, past: History, model: Any) -> Any:
         return None
 
     def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
@@ -99,11 +108,14 @@ class Wrapper(PolicyBase):
     def spark_conf(self) -> dict[str, str]:
         return self.inner.spark_conf()
 
-    def learn_rescales(self, history: History) -> int:
-        return self.inner.learn_rescales(history)
+    def learn_rescales(self, history: History, scale_ins: History | None = None) -> int:
+        return self.inner.learn_rescales(history, scale_ins=scale_ins)
 
     def learn_start_delays(self, delays: Sequence[float]) -> None:
         self.inner.learn_start_delays(delays)
+
+    def plan_start(self, past: History, model: Any) -> Any:
+        return self.inner.plan_start(past, model)
 
 
 class StaticPolicy(PolicyBase):

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.loop.records import executor_seconds
-from iterflow.policies.base import AdaptivePolicy, Context, Want
+from iterflow.loop.records import SuperstepRecord, executor_seconds
+from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
+from iterflow.policies.core import History
 from iterflow.policies.forecast import elapsed_seconds, mean_barrier
 
 
@@ -252,30 +253,8 @@ class FastestPolicy(AdaptivePolicy):
                 would += r.wall_seconds * (r.ran.cores or e * pred.cpe) / pred.cpe + base * r.barrier_seconds
         budget = self.budget * (base * t_base + would) - spent
 
-        def plan(b: float) -> tuple[np.ndarray, float, float]:
-            """Executor index per sample, its time and cost, for the fastest plan costing <= b."""
-            def at(lam: float) -> tuple[np.ndarray, float, float]:
-                k = np.argmin(S * (1 + lam * E[:, None]), axis=0)
-                t = S[k, np.arange(S.shape[1])]
-                return k, float(t @ fc.weights), float((E[k] * t) @ fc.weights)
-            b = b * (1 + 1e-9)  # the baseline's own plan costs exactly its budget
-            best = at(0.0)
-            if best[2] <= b:
-                return best
-            lo_lam, hi_lam = 0.0, 1.0
-            while at(hi_lam)[2] > b and hi_lam < 1e12:
-                hi_lam *= 10
-            for _ in range(60):
-                mid = math.sqrt(lo_lam * hi_lam) if lo_lam > 0 else hi_lam / 1e6
-                if at(mid)[2] <= b:
-                    hi_lam = mid
-                else:
-                    lo_lam = mid
-            return at(hi_lam)
-
-        k_full, t_full, c_full = plan(budget)
-        cheapest = float((E[:, None] * S).min(axis=0) @ fc.weights)
-        k_up, _, c_up = plan(cheapest + max(budget - cheapest, 0.0) / (1 + self.margin))
+        k_full, t_full, c_full = fastest_plan(S, E, fc.weights, budget)
+        k_up, _, c_up = fastest_plan(S, E, fc.weights, self._within_margin(S, E, fc.weights, budget))
         first_full, first_up = int(E[k_full[0]]), int(E[k_up[0]])
         share = f"{self.budget:g}x " if self.budget != 1 else ""
         head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps ({share}baseline {base}: "
@@ -293,4 +272,74 @@ class FastestPolicy(AdaptivePolicy):
         if first_full < ctx.current:
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
+
+    def _within_margin(self, S: np.ndarray, E: np.ndarray, weights: np.ndarray, budget: float) -> float:
+        """What a scale-out may plan to spend: the cheapest plan's cost ``c`` plus the part of
+        the budget a choice can spend, less the margin."""
+        cheapest = float((E[:, None] * S).min(axis=0) @ weights)
+        return cheapest + max(budget - cheapest, 0.0) / (1 + self.margin)
+
+    def plan_start(self, past: History, model: Any) -> Want | None:
+        """The size to start at, from earlier runs of the program: with the model fitted on them,
+        the run is planned as a repeat of the last one (its supersteps' work, as many of them)
+        and starts where the plan within the margin starts. Why: a run that starts at the
+        baseline and scales out at a barrier pays the scale-out (fresh executors' cold
+        supersteps, priced ~6 s on the emulated cluster) out of the same budget; WCC's plan
+        puts its executors in the first supersteps, where the work is, and never paid for it
+        from 1 executor (stop 28: "a scale-out to 4 would also spend ~28 executor-seconds").
+        A run unlike the last corrects at its barriers, as any forecast."""
+        run = last_run(past)
+        pred = Predictor(run, model, float(self.cores_per_executor)) if run else None
+        if pred is None or not pred.fitted:
+            return None
+        works = np.array([r.ran.work if r.ran.work and math.isfinite(r.ran.work) else 1.0 for r in run], float)
+        if self.max_iterations:
+            works = works[:self.max_iterations]
+        E = np.arange(self.min_executors, self.max_executors + 1)
+        weights = np.ones(works.size)
+        S = pred.seconds(E, works)
+        base = self.baseline_executors
+        budget = self.budget * float(pred.seconds([base], works)[0] @ weights) * base
+        k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget))
+        n = int(E[k[0]])
+        if n == self.start_executors:
+            return None
+        return Want(n, f"start at {n} executors, not {self.start_executors}: planned as a repeat of the last run "
+                       f"({works.size} supersteps, {pred.note}), {t:.1f}s for {c:.0f} executor-seconds within "
+                       f"{self.budget:g}x baseline {base}'s {budget / self.budget:.0f}; plan {n}..{int(E[k[-1]])}")
+
+
+def last_run(past: History) -> list[SuperstepRecord]:
+    """The records of the last run in ``past`` (earlier runs' records, concatenated in order:
+    a run starts where the superstep number does not grow)."""
+    run: list[SuperstepRecord] = []
+    for r in reversed(list(past)):
+        if run and r.superstep >= run[0].superstep:
+            break
+        run.insert(0, r)
+    return run
+
+
+def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float) -> tuple[np.ndarray, float, float]:
+    """Executor index per sample, its time and its cost: the fastest plan costing <= ``b``.
+    ``S``: predicted seconds (candidates ``E`` x samples); each sample stands for ``weights``
+    supersteps. Each sample takes argmin t·(1 + λ·e), λ bisected (a Lagrange multiplier)."""
+    def at(lam: float) -> tuple[np.ndarray, float, float]:
+        k = np.argmin(S * (1 + lam * E[:, None]), axis=0)
+        t = S[k, np.arange(S.shape[1])]
+        return k, float(t @ weights), float((E[k] * t) @ weights)
+    b = b * (1 + 1e-9)  # the baseline's own plan costs exactly its budget
+    best = at(0.0)
+    if best[2] <= b:
+        return best
+    lo_lam, hi_lam = 0.0, 1.0
+    while at(hi_lam)[2] > b and hi_lam < 1e12:
+        hi_lam *= 10
+    for _ in range(60):
+        mid = math.sqrt(lo_lam * hi_lam) if lo_lam > 0 else hi_lam / 1e6
+        if at(mid)[2] <= b:
+            hi_lam = mid
+        else:
+            lo_lam = mid
+    return at(hi_lam)
 

@@ -194,6 +194,8 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
         model.observe_many(model_rows(past, warm))
     if past or prices:
         policy.learn_rescales([*past, *prices], scale_ins=past)
+    planned = policy.plan_start(past, model) if past else None  # as the driver: a start from earlier runs
+    executors = planned.executors if planned is not None else executors
     plan = plan or plan_of(run)
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1)
