@@ -49,10 +49,11 @@ from iterflow.app.calibrate import describe, measure
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
-from iterflow.loop.records import records, rescale_costs
+from iterflow.loop.records import model_rows, records, rescale_costs
 from iterflow.model.contention import fit
 from iterflow.model.live import LiveModel
 from iterflow.model.replay import ReplayModel
+from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate import bounds
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 
@@ -166,7 +167,8 @@ def main() -> int:
                 # every policy prices its rescales from the cluster's calibration, as `iterflow run` does
                 go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), W, static_tables,
                    cluster_past=priced)
-                go("fastest", FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1), 1, static_tables,
+                f = fastest_start(static_tables, W)  # warmed at its planned start, as the static runs at theirs
+                go("fastest", FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=f), f, static_tables,
                    cluster_past=priced)
                 mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
                 hi = next(r["job_seconds"] for r in mine if r["policy"] == "static-1")
@@ -195,6 +197,17 @@ def main() -> int:
     print("\n".join(text))
     figures(df, W, stem)
     return 0
+
+
+def fastest_start(tables: list[pd.DataFrame], W: int) -> int:
+    """Where ``fastest`` plans to start from the static runs (what the driver asks it before the
+    input is loaded, :meth:`IterationDriver.planned_start`), so that the run is warmed at that
+    size as each static run is at its own: a planned start is no scale-out."""
+    past = records(pd.concat(tables, ignore_index=True))
+    model = LiveModel().observe_many(model_rows(past, warmup_supersteps(past)))
+    want = FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1).plan_start(past, model)
+    print(f"  fastest: {want.reason if want else 'starts at its baseline, 1 executor'}", flush=True)
+    return want.executors if want else 1
 
 
 def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: float | None = None) -> list[str]:
