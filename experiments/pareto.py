@@ -35,6 +35,7 @@ parallel efficiency per static size (what makes a goal physically possible or no
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any, Callable
 
@@ -235,8 +236,34 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
                        + (" (never rescaled: a static run in all but name)" if fixed else ""))
         out += goals(job, d, med, W)
         if steps is not None and "job" in steps:
+            out += releases(steps[(steps["job"] == job) & (steps["policy"] == "target")])
             out += best_possible(job, d, steps[steps["job"] == job], W, up)
     return out
+
+
+def releases(steps: pd.DataFrame) -> list[str]:
+    """``target``'s releases: the finish each predicted ("comfortably ahead: N executors finish
+    Ts") against the run's real one -- for every release, and for each run's last release with
+    no rescale after it (the only one whose prediction was meant to be the finish: a release
+    followed by another spends on purpose the slack the first left)."""
+    every, last = [], []
+    for _, g in steps.groupby("run_id", sort=False):
+        g = g.sort_values("superstep")
+        real = float((g["wall_seconds"] + g["barrier_seconds"].fillna(0)).sum())
+        mine: list[float] = []
+        for _, r in g.iterrows():
+            m = re.search(r"comfortably ahead: \d+ executors finish ([\d.]+)s", str(r.get("reason")))
+            if r.get("decision") == "down" and m:
+                mine.append(real / float(m.group(1)) - 1)
+            elif r.get("decision") == "up":
+                mine = []  # a scale-out after a release: its prediction no longer applies
+        every += mine
+        last += mine[-1:]
+
+    def say(x: list[float]) -> str:
+        return f"{np.median(x):+.0%} ({min(x):+.0%}..{max(x):+.0%}, {len(x)})" if x else "none"
+    return [f"  target's releases, real finish over predicted: every release {say(every)}; "
+            f"each run's last {say(last)}"]
 
 
 def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given: float | None = None) -> list[str]:
