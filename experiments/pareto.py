@@ -243,8 +243,8 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
 
 def releases(steps: pd.DataFrame) -> list[str]:
     """``target``'s releases: the finish each predicted ("comfortably ahead: N executors finish
-    Ts") against the run's real one -- for every release, and for each run's last release with
-    no rescale after it (the only one whose prediction was meant to be the finish: a release
+    Ts") against the run's real one -- for every release not undone by a later scale-out, and
+    for each run's last release with no rescale after it (the only one whose prediction was meant to be the finish: a release
     followed by another spends on purpose the slack the first left)."""
     every, last = [], []
     for _, g in steps.groupby("run_id", sort=False):
@@ -262,7 +262,7 @@ def releases(steps: pd.DataFrame) -> list[str]:
 
     def say(x: list[float]) -> str:
         return f"{np.median(x):+.0%} ({min(x):+.0%}..{max(x):+.0%}, {len(x)})" if x else "none"
-    return [f"  target's releases, real finish over predicted: every release {say(every)}; "
+    return [f"  target's releases, real finish over predicted: every release not undone by a scale-out {say(every)}; "
             f"each run's last {say(last)}"]
 
 

@@ -201,6 +201,6 @@ class ScriptedPolicy:
     def learn_start_delays(self, delays) -> None:
         self.start_delays = list(delays)
 
-    def plan_start(self, past, model) -> Any:
-        self.planned_from = (list(past), model)
+    def plan_start(self, past, model, max_iterations=None) -> Any:
+        self.planned_from = (list(past), model, max_iterations)
         return self.start

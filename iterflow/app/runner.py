@@ -148,14 +148,15 @@ def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
             result.supersteps.to_csv(fh, index=False)
 
 
-def past_records(program_name: str) -> list[Any]:
+def past_records(program_name: str, same: dict[str, str] | None = None) -> list[Any]:
     """Superstep records of earlier finished runs of the same program in the MLflow store: the
-    loop warm-starts the resource model and the policy's price of a rescale from them."""
+    loop warm-starts the resource model and the policy's price of a rescale from them; with
+    ``same`` params only (the runs a new one repeats: its start plan's)."""
     from iterflow.app.tracking import past_supersteps
     from iterflow.loop.records import records
 
     try:
-        return records(past_supersteps(program_name))
+        return records(past_supersteps(program_name, same=same))
     except Exception as exc:  # noqa: BLE001 - no usable history: start cold
         log.info("no model history: %s", exc)
         return []
@@ -259,10 +260,12 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                      past=past_records(spec.algorithm) if spec.track else (),
                                      model=model, cluster_past=cluster_past,
                                      start_executors=None,  # sized here, before the input is loaded
-                                     on_superstep=lambda rec: [cb(rec) for cb in callbacks],
                                      on_checkpoint=store.save)
-            start = spec.executors if spec.policy != "dynamic-allocation" else None
-            start = start and (driver.planned_start() or start)  # the policy's plan from earlier runs
+            planned = None
+            if spec.policy != "dynamic-allocation" and driver.past and not resume:  # a fresh run of the same input
+                like = past_records(spec.algorithm, same={"input": spec.input, "cluster": key})
+                planned = driver.planned_start(like, max_iterations=spec.iterations) if like else None
+            start = planned or (spec.executors if spec.policy != "dynamic-allocation" else None)
             if driver.start_reason:
                 log.warning("%s", driver.start_reason)
             if start:  # before the input is loaded and cached: its blocks land where they stay
@@ -285,6 +288,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                          **({"iterflow.start_reason": driver.start_reason[:5000]}
                                             if driver.start_reason else {})})
             callbacks = [cb for cb in (tracker.log_superstep if tracker else None, on_superstep) if cb]
+            driver.on_superstep = lambda rec: [cb(rec) for cb in callbacks]
             if on_plan:
                 on_plan(RunPlan.of(program))
             try:

@@ -118,10 +118,14 @@ class RunTracker:
             self.mlflow.end_run(status="FAILED" if exc_type else "FINISHED")
 
 
-def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> pd.DataFrame:
+def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 20,
+                    same: dict[str, str] | None = None) -> pd.DataFrame:
     """The superstep tables of the latest finished runs of ``program`` in the MLflow store,
-    concatenated: what the next run of the same program warm-starts from (its resource
-    model, :func:`history_for`; its policy's rescale cost, ``AdaptivePolicy.learn_rescales``)."""
+    concatenated oldest first (the last table is the newest run's: what ``fastest`` plans its
+    start from): what the next run of the same program warm-starts from (its resource model,
+    :func:`history_for`; its policy's rescale cost, ``AdaptivePolicy.learn_rescales``).
+    ``same``: only runs with these params (``{"input": ..., "cluster": ...}``: the runs a new
+    one repeats)."""
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
@@ -129,8 +133,12 @@ def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 
     if exp is None:
         return pd.DataFrame()
     runs = mlflow.search_runs([exp.experiment_id], filter_string=f"params.program = '{program}' "
-                              "and attributes.status = 'FINISHED'", max_results=max_runs)
-    frames = [f for _, f in _tables(runs) if len(f)]
+                              "and attributes.status = 'FINISHED'", max_results=max_runs,
+                              order_by=["attributes.start_time DESC"])  # the latest max_runs ...
+    for k, v in (same or {}).items():
+        col = f"params.{k}"
+        runs = runs[runs[col] == str(v)[:500]] if col in runs else runs.iloc[:0]
+    frames = [f for _, f in _tables(runs) if len(f)][::-1]  # ... oldest first
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

@@ -95,7 +95,8 @@ class IterationDriver:
     ``collect_stats=False`` skips the statistics (and the model). ``partitions_follow_cores``:
     and ``wait_for_executors`` (False: a scale-out does not stall the barrier): see
     :mod:`iterflow.loop.reconfigure`. ``start_executors``: executors asked for before the
-    program loads its input (its caches land where they stay). ``past``: superstep records of
+    program loads its input (its caches land where they stay) -- or, on a fresh run, the size
+    the policy plans from earlier runs (:meth:`planned_start`). ``past``: superstep records of
     earlier runs of the program, which warm-start the model and the policy's rescale price.
     ``cluster_past``: records of runs of *other* programs on this cluster (and its calibration,
     ``iterflow cluster calibrate``): a scale-out's price and executors' warm-up are the cluster's,
@@ -165,7 +166,7 @@ class IterationDriver:
         records keep the saved supersteps.
         """
         plan = RunPlan.of(program)
-        self._start(program)
+        self._start(program, plan, fresh=resume is None)
         self.engine.job_group("init", f"{program.name}: load and prepare")
         state = program.init(self.spark)
         history: list[SuperstepRecord] = []
@@ -224,14 +225,15 @@ class IterationDriver:
         return RunResult(program.result(state), history, converged, program.name,
                          recompute=lambda: program.result(self.recovery.secured(program, final, history)))
 
-    def _start(self, program: IterativeProgram) -> None:
+    def _start(self, program: IterativeProgram, plan: RunPlan, fresh: bool = True) -> None:
         """Before the program loads its input: the warm start from earlier runs (the model
         learns their steady supersteps, the policy their rescales), the first executors -- where
         the policy plans its start from those runs, its size -- and the cluster's executor start
         latency as measured so far."""
         program.partitions = self.partitions
         self.engine.set_partitions(self.partitions)
-        start = self.start_executors and (self.planned_start() or self.start_executors)
+        planned = self.planned_start(max_iterations=plan.max_iterations) if self.start_executors and fresh else None
+        start = planned or self.start_executors
         if start and self.actuator is not None:
             act = self.actuator.set_executors(start)
             if act.note:
@@ -240,14 +242,17 @@ class IterationDriver:
             self.policy.learn_start_delays(self.actuator.start_delays())
         self._warm_start()
 
-    def planned_start(self) -> int | None:
-        """The executors the policy plans to start at from earlier runs (after the warm start),
-        or ``None``: as configured. A caller that sizes the executors itself before the input
-        is loaded (``iterflow run``) asks here first; the reason is kept in ``start_reason``."""
+    def planned_start(self, like: Sequence[Any] | None = None, max_iterations: int | None = None) -> int | None:
+        """The executors the policy plans a fresh run to start at (after the warm start), or
+        ``None``: as configured. ``like``: the earlier runs this one repeats (the same input;
+        default every run in ``past``); ``max_iterations``: this run's bound. A caller that sizes
+        the executors itself before the input is loaded (``iterflow run``) asks here first; the
+        reason is kept in ``start_reason``."""
         self._warm_start()
-        if not self.past:  # nothing to plan from
+        like = self.past if like is None else records(like)
+        if not self.past or not like:  # nothing to plan from
             return None
-        want = self.policy.plan_start(self.past, self.model if self.stats is not None else None)
+        want = self.policy.plan_start(like, self.model if self.stats is not None else None, max_iterations)
         if want is None:
             return None
         self.start_reason = want.reason

@@ -15,9 +15,11 @@ size ``m0``):
     task at m = a(m) x task at m0 + b(m)
 
 -- ``a`` alone when the jobs' tasks are all of one length (one job cannot tell the terms apart);
-between measured sizes ``a`` and ``b`` are interpolated in log scale-out, beyond the largest
-they follow the power law ``(m / m0) ** beta + overhead x (m − m0)`` fitted over every pair
-(never below a tenth of the measured task). Why per size and not the power law alone: the
+between measured sizes ``a`` and ``b`` are interpolated in log scale-out; beyond the largest
+measured size ``M`` they grow by the power law fitted over every pair, ``a(M)·(m / M) ** beta``
+and ``b(M) + overhead x (m − M)``; with fewer than two sizes measured it is that power law
+alone, ``task x (to / from) ** beta + overhead x (to − from)`` (never below a tenth of the
+measured task). Why per size and not the power law alone: the
 slow-down is rarely a power law. On the emulated cluster (four 0.5-core workers on two cores)
 tasks slow by 6-9 % at 2 slots, 18 % at 3 and 50 % at 4 (the box full) for PageRank and WCC alike
 (stop 28's static runs); per-size terms learned from PageRank's static runs predict WCC's
@@ -76,6 +78,9 @@ class Contention:
         if self.none or from_slots == to_slots:
             return seconds
         d = np.asarray(seconds, float)
+        if len(self.sizes) < 2:  # the power law alone, between the two sizes themselves
+            out = np.maximum(d * self.factor(from_slots, to_slots) + self.overhead * (to_slots - from_slots), 0.1 * d)
+            return out.tolist() if out.ndim else float(out)
         (a0, b0), (a1, b1) = self.terms(from_slots), self.terms(to_slots)
         out = np.maximum((np.maximum(d - b0, 0.0) / a0) * a1 + b1, 0.1 * d)
         return out.tolist() if out.ndim else float(out)
@@ -159,8 +164,8 @@ def per_size(points: Sequence[tuple[float, float, float, float]]) -> tuple[tuple
             if sol[0] > 0 and sol[1] >= 0:
                 a, b = float(sol[0]), float(sol[1])
         out.append((float(m), a, b))
-    pooled = nondecreasing([a for _, a, _ in out])
-    return tuple((m, a, b) for (m, _, b), a in zip(out, pooled))
+    pooled_a, pooled_b = nondecreasing([a for _, a, _ in out]), nondecreasing([b for _, _, b in out])
+    return tuple((m, a, b) for (m, _, _), a, b in zip(out, pooled_a, pooled_b))  # both: no size faster
 
 
 def nondecreasing(values: Sequence[float]) -> list[float]:

@@ -55,10 +55,11 @@ class Policy(Protocol):
         """Learn how long this cluster takes to start an executor (seconds, measured live)."""
         ...
 
-    def plan_start(self, past: History, model: Any) -> Any:
-        """Before the first superstep, after the warm start from earlier runs (``past``, which
-        ``model`` was fitted on): a ``Want`` -- the executors to start at instead of the
-        configured ones, and why -- or ``None`` to start as configured."""
+    def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Any:
+        """Before the first superstep of a fresh run, after the warm start from earlier runs:
+        ``past``, the earlier runs this one repeats (same program and input), ``model`` fitted on
+        the program's runs, ``max_iterations`` this run's bound. A ``Want`` -- the executors to
+        start at instead of the configured ones, and why -- or ``None`` to start as configured."""
         ...
 
 
@@ -80,7 +81,7 @@ class PolicyBase:
     def learn_start_delays(self, delays: Sequence[float]) -> None:
         return None
 
-    def plan_start(self, past: History, model: Any) -> Any:
+    def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Any:
         return None
 
     def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
@@ -114,8 +115,8 @@ class Wrapper(PolicyBase):
     def learn_start_delays(self, delays: Sequence[float]) -> None:
         self.inner.learn_start_delays(delays)
 
-    def plan_start(self, past: History, model: Any) -> Any:
-        return self.inner.plan_start(past, model)
+    def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Any:
+        return self.inner.plan_start(past, model, max_iterations)
 
 
 class StaticPolicy(PolicyBase):

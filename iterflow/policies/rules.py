@@ -45,9 +45,10 @@ class TargetPolicy(AdaptivePolicy):
       reach: to the count with the earliest predicted finish (urgent: no cooldown either; the
       reason says so);
     * scale in when ahead, ``T(current) < left / (1 + min(slack, margin + err))``, to the
-      cheapest count with ``T(e)·(1 + err_e) <= left / (1 + margin)``, its price included
-      (``err``: the fitted model's own relative error, 0 until it measured one; ``err_e``: that,
-      and at least :data:`HORIZON_ERROR` where the run's length is an estimate). The
+      cheapest count with ``T(e)·(1 + pad) <= left / (1 + margin)``, its price included
+      (``err``: the fitted model's own relative error, 0 until it measured one; ``pad``: that,
+      and at least :data:`HORIZON_ERROR` where the run's length is an estimate -- one pad for
+      every size: the horizon's error is every size's). The
       band is the model's uncertainty, not a fixed 50 %: that kept PageRank on 4 executors for
       targets of 25.6 and 29.7 s that 2 and 3 met, while 4 was predicted to finish in 23 s
       (stop 27); a release sized with the error in it and its price paid leaves the next
@@ -279,7 +280,7 @@ class FastestPolicy(AdaptivePolicy):
         cheapest = float((E[:, None] * S).min(axis=0) @ weights)
         return cheapest + max(budget - cheapest, 0.0) / (1 + self.margin)
 
-    def plan_start(self, past: History, model: Any) -> Want | None:
+    def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Want | None:
         """The size to start at, from earlier runs of the program: with the model fitted on them,
         the run is planned as a repeat of the last one (its supersteps' work, as many of them)
         and starts where the plan within the margin starts. Why: a run that starts at the
@@ -293,8 +294,8 @@ class FastestPolicy(AdaptivePolicy):
         if pred is None or not pred.fitted:
             return None
         works = np.array([r.ran.work if r.ran.work and math.isfinite(r.ran.work) else 1.0 for r in run], float)
-        if self.max_iterations:
-            works = works[:self.max_iterations]
+        bound = min(b for b in (max_iterations, self.max_iterations, works.size) if b)
+        works = works[:bound]
         E = np.arange(self.min_executors, self.max_executors + 1)
         weights = np.ones(works.size)
         S = pred.seconds(E, works)
