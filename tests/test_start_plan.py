@@ -192,3 +192,35 @@ def test_the_plan_never_exceeds_its_budget(budget):
     base = float(S[0].sum())
     _, t, c = fastest_plan(S, E, np.ones(works.size), budget * base)
     assert c <= budget * base * (1 + 1e-6) and t <= base + 1e-9
+
+
+def test_a_repeated_run_takes_its_horizon_and_work_from_the_earlier_run_where_its_own_is_a_guess():
+    """WCC's trend guessed 2-29 supersteps left at its first barriers; the earlier run of the
+    same graph ran 8 (SHRINKING). Under a tolerance (a guess) the forecast is the earlier run's
+    rest, at this run's scale; with a known count (the bound, no tolerance) it is not used."""
+    from iterflow.loop.plan import RunPlan
+    from iterflow.policies.forecast import forecast
+
+    hist = records(past_run([2 * w for w in SHRINKING[:3]]))  # this run: the same shape at twice the work
+    guessed = forecast(hist, RunPlan(100, tol=0.5), repeat=SHRINKING)
+    assert guessed.remaining == 5 and guessed.estimated and "as the earlier run of this input ran (8" in guessed.how
+    assert list(guessed.works) == [2 * w for w in SHRINKING[3:]]
+    plain = forecast(hist, RunPlan(100, tol=0.5))
+    assert plain.remaining == 3 and "as many again as done" in plain.how  # without it: a guess
+    known = forecast(hist, RunPlan(6), repeat=SHRINKING)
+    assert known.remaining == 3 and "as the earlier run" not in known.how
+    longer = forecast(records(past_run([1.0] * 9)), RunPlan(100, tol=0.5), repeat=SHRINKING)
+    assert "as the earlier run" not in longer.how  # past the earlier run's end: its own guess
+
+
+def test_fastest_keeps_the_start_it_planned_when_the_repeat_says_the_work_is_still_to_come():
+    """Started at its plan from the earlier run (SHRINKING); at barrier 2, with the horizon a
+    guess, the policy plans the rest from the earlier run, not from "as many again as done"."""
+    m = Linear(0.5, 0.01)
+    p = FastestPolicy(1, budget=1.2, max_executors=4, tol=0.5, wait_count=1, cooldown=0, warmup=0)
+    want = p.plan_start(records(past_run(SHRINKING, model=m)), m)
+    n = want.executors
+    hist = past_run(SHRINKING[:2], executors=n, model=m)
+    r = p.decide(records(hist), m)
+    assert "as the earlier run of this input ran (8 supersteps" in r.reason, r.reason
+    assert "~6 supersteps" in r.reason and r.executors is None  # keeps its start

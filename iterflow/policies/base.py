@@ -32,6 +32,7 @@ their work) and return the executor count they want.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -42,7 +43,7 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.records import Layout, records, registration_delays, rescale_costs
 from iterflow.model.warmup import start_excess
 from iterflow.policies.core import History, PolicyBase
-from iterflow.policies.forecast import Forecast, forecast
+from iterflow.policies.forecast import Forecast, forecast, last_run
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +172,7 @@ class AdaptivePolicy(PolicyBase):
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
         self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)
         self.start_excess: list[float] = []  # a run's first supersteps over its steady one (learn_rescales)
+        self.repeat: list[float] | None = None  # work per superstep of the earlier run this one repeats
         super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -181,6 +183,14 @@ class AdaptivePolicy(PolicyBase):
     # -- the rule (subclasses) ----------------------------------------------------------------
     def _want(self, ctx: Context) -> Want:
         raise NotImplementedError
+
+    def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Want | None:
+        """Remember the work per superstep of the last of ``past`` (the runs this fresh one
+        repeats): the forecast takes the horizon from it where the run's own is a guess or a
+        trend (:func:`~iterflow.policies.forecast.forecast`). Starts as configured."""
+        run = last_run(past)
+        self.repeat = [r.ran.work if r.ran.work and math.isfinite(r.ran.work) else 1.0 for r in run] or None
+        return None
 
     # -- the barrier -----------------------------------------------------------------------------
     def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
@@ -198,7 +208,7 @@ class AdaptivePolicy(PolicyBase):
                                                  f"[{self.min_executors}, {self.max_executors}]"])
         if cur < self.min_executors:
             return self._hold(i, cur, notes + [f"{cur} executors, below min_executors {self.min_executors}"])
-        fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window))
+        fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window), repeat=self.repeat)
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
         ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),

@@ -14,7 +14,7 @@ import numpy as np
 from iterflow.loop.records import SuperstepRecord, executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
-from iterflow.policies.forecast import elapsed_seconds, mean_barrier
+from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
 
 
 # How far short of the finish a release's prediction falls where the run's length is read off a
@@ -289,6 +289,7 @@ class FastestPolicy(AdaptivePolicy):
         puts its executors in the first supersteps, where the work is, and never paid for it
         from 1 executor (stop 28: "a scale-out to 4 would also spend ~28 executor-seconds").
         A run unlike the last corrects at its barriers, as any forecast."""
+        super().plan_start(past, model, max_iterations)  # the forecast's repeat
         run = last_run(past)
         pred = Predictor(run, model, float(self.cores_per_executor)) if run else None
         if pred is None or not pred.fitted:
@@ -308,17 +309,6 @@ class FastestPolicy(AdaptivePolicy):
         return Want(n, f"start at {n} executors, not {self.start_executors}: planned as a repeat of the last run "
                        f"({works.size} supersteps, {pred.note}), {t:.1f}s for {c:.0f} executor-seconds within "
                        f"{self.budget:g}x baseline {base}'s {budget / self.budget:.0f}; plan {n}..{int(E[k[-1]])}")
-
-
-def last_run(past: History) -> list[SuperstepRecord]:
-    """The records of the last run in ``past`` (earlier runs' records, concatenated in order:
-    a run starts where the superstep number does not grow)."""
-    run: list[SuperstepRecord] = []
-    for r in reversed(list(past)):
-        if run and r.superstep >= run[0].superstep:
-            break
-        run.insert(0, r)
-    return run
 
 
 def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float) -> tuple[np.ndarray, float, float]:
