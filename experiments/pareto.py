@@ -50,11 +50,10 @@ from iterflow.app.calibrate import describe, measure
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
-from iterflow.loop.records import model_rows, records, rescale_costs
+from iterflow.loop.records import records, rescale_costs
 from iterflow.model.contention import fit
-from iterflow.model.live import LiveModel
+from iterflow.model.live import LiveModel, warm_start
 from iterflow.model.replay import ReplayModel
-from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate import bounds
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 
@@ -205,7 +204,7 @@ def fastest_start(tables: list[pd.DataFrame], W: int) -> int:
     input is loaded, :meth:`IterationDriver.planned_start`), so that the run is warmed at that
     size as each static run is at its own: a planned start is no scale-out."""
     past = records(pd.concat(tables, ignore_index=True))
-    model = LiveModel().observe_many(model_rows(past, warmup_supersteps(past)))
+    model = warm_start(LiveModel(), past)  # as the driver's warm start
     want = FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1).plan_start(past, model)
     print(f"  fastest: {want.reason if want else 'starts at its baseline, 1 executor'}", flush=True)
     return want.executors if want else 1

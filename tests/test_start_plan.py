@@ -13,7 +13,8 @@ from fakes import Doubling, FakeActuator, FakeEngine, FakeModel, FakeStats, Scri
 from iterflow.loop.driver import IterationDriver
 from iterflow.loop.records import records
 from iterflow.policies import FastestPolicy, Rebalancing, TargetPolicy, Want
-from iterflow.policies.rules import fastest_plan, last_run
+from iterflow.policies.forecast import last_run
+from iterflow.policies.rules import fastest_plan
 
 
 class Linear:

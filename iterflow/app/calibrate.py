@@ -155,8 +155,8 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
             actuator.restore(found)
     warm = warmup_supersteps(res.records)
     measured = {i for entry in script.counted[1:1 + down] for i in entry}
-    seen = row_task_seconds(row for row, r, age in zip(model_rows(res.records, 0), res.records, epoch_ages(res.records))
-                            if r.superstep in measured and age > warm)
+    steady = [r for r, age in zip(res.records, epoch_ages(res.records)) if r.superstep in measured and age > warm]
+    seen = row_task_seconds(model_rows(steady, 0))
     for slots, tasks in sorted(seen.items()):
         say(f"  {slots:g} slot(s): mean task {np.mean(tasks) * 1e3:.0f} ms over {len(tasks)} steady supersteps")
     if script.skipped:

@@ -148,18 +148,25 @@ def write_output(spec: JobSpec, program: Any, result: RunResult) -> None:
             result.supersteps.to_csv(fh, index=False)
 
 
-def past_records(program_name: str, same: dict[str, str] | None = None) -> list[Any]:
-    """Superstep records of earlier finished runs of the same program in the MLflow store: the
-    loop warm-starts the resource model and the policy's price of a rescale from them; with
-    ``same`` params only (the runs a new one repeats: its start plan's)."""
-    from iterflow.app.tracking import past_supersteps
+def earlier_runs(program_name: str, same: dict[str, Any] | None = None) -> tuple[list[Any], list[Any]]:
+    """Superstep records of earlier finished runs of the same program in the MLflow store, in
+    one read: all of them -- the loop warm-starts the resource model and the policy's price of a
+    rescale from them -- and those with ``same`` params (the runs a new one repeats: its start
+    plan's)."""
+    from iterflow.app.tracking import concat_tables, past_tables
     from iterflow.loop.records import records
 
     try:
-        return records(past_supersteps(program_name, same=same))
+        tables = past_tables(program_name)
+        return records(concat_tables(tables)), records(concat_tables(tables, same))
     except Exception as exc:  # noqa: BLE001 - no usable history: start cold
         log.info("no model history: %s", exc)
-        return []
+        return [], []
+
+
+def past_records(program_name: str, same: dict[str, Any] | None = None) -> list[Any]:
+    """:func:`earlier_runs`' records with ``same`` params (all of them without)."""
+    return earlier_runs(program_name, same)[1]
 
 
 def cluster_key(spec: JobSpec, master: str) -> str:
@@ -254,17 +261,17 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             key = cluster_key(spec, master)
             model, cluster_past = cluster_knowledge(key) if spec.track else (None, [])
+            past, like = earlier_runs(spec.algorithm, {"input": spec.input, "cluster": key}) if spec.track else ([], [])
             driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
-                                     past=past_records(spec.algorithm) if spec.track else (),
+                                     past=past,
                                      model=model, cluster_past=cluster_past,
                                      start_executors=None,  # sized here, before the input is loaded
                                      on_checkpoint=store.save)
             planned = None
-            if spec.policy != "dynamic-allocation" and driver.past and not resume:  # a fresh run of the same input
-                like = past_records(spec.algorithm, same={"input": spec.input, "cluster": key})
-                planned = driver.planned_start(like, max_iterations=spec.iterations) if like else None
+            if spec.policy != "dynamic-allocation" and like and not resume:  # a fresh run of the same input
+                planned = driver.planned_start(like, max_iterations=spec.iterations)
             start = planned or (spec.executors if spec.policy != "dynamic-allocation" else None)
             if driver.start_reason:
                 log.warning("%s", driver.start_reason)

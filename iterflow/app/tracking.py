@@ -118,28 +118,36 @@ class RunTracker:
             self.mlflow.end_run(status="FAILED" if exc_type else "FINISHED")
 
 
-def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 20,
-                    same: dict[str, str] | None = None) -> pd.DataFrame:
-    """The superstep tables of the latest finished runs of ``program`` in the MLflow store,
-    concatenated oldest first (the last table is the newest run's: what ``fastest`` plans its
-    start from): what the next run of the same program warm-starts from (its resource model,
-    :func:`history_for`; its policy's rescale cost, ``AdaptivePolicy.learn_rescales``).
-    ``same``: only runs with these params (``{"input": ..., "cluster": ...}``: the runs a new
-    one repeats)."""
+def past_tables(program: str, experiment: str = EXPERIMENT, max_runs: int = 20) -> list[tuple[dict[str, str], pd.DataFrame]]:
+    """``(params, superstep table)`` of the latest finished runs of ``program`` in the MLflow
+    store, oldest first (the last is the newest run's: what ``fastest`` plans its start from):
+    what the next run of the same program warm-starts from (its resource model,
+    :func:`history_for`; its policy's rescale cost, ``AdaptivePolicy.learn_rescales``)."""
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
     exp = mlflow.get_experiment_by_name(experiment)
     if exp is None:
-        return pd.DataFrame()
+        return []
     runs = mlflow.search_runs([exp.experiment_id], filter_string=f"params.program = '{program}' "
                               "and attributes.status = 'FINISHED'", max_results=max_runs,
                               order_by=["attributes.start_time DESC"])  # the latest max_runs ...
-    for k, v in (same or {}).items():
-        col = f"params.{k}"
-        runs = runs[runs[col] == str(v)[:500]] if col in runs else runs.iloc[:0]
-    frames = [f for _, f in _tables(runs) if len(f)][::-1]  # ... oldest first
+    return [({k[len("params."):]: v for k, v in run.items() if k.startswith("params.")}, f)
+            for run, f in _tables(runs) if len(f)][::-1]  # ... oldest first
+
+
+def concat_tables(tables: list[tuple[dict[str, str], pd.DataFrame]], same: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The tables of :func:`past_tables` in one frame; ``same``: only runs with these params
+    (``{"input": ..., "cluster": ...}``: the runs a new one repeats)."""
+    frames = [f for params, f in tables
+              if all(params.get(k) == str(v)[:500] for k, v in (same or {}).items())]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 20,
+                    same: dict[str, Any] | None = None) -> pd.DataFrame:
+    """:func:`past_tables` concatenated, oldest first (``same``: see :func:`concat_tables`)."""
+    return concat_tables(past_tables(program, experiment, max_runs), same)
 
 
 def _tables(runs: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:

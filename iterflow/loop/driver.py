@@ -36,10 +36,10 @@ from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import Reconfigurer
-from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord, model_rows,
+from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord,
                                    records, table)
 from iterflow.actuate.rebalance import imbalance
-from iterflow.model.live import feed
+from iterflow.model.live import feed, warm_start
 from iterflow.model.warmup import warmup_supersteps
 
 log = logging.getLogger(__name__)
@@ -276,7 +276,7 @@ class IterationDriver:
         """Feed the model, in one refit, every superstep of ``history`` that :func:`feeds_model`
         admits (earlier runs' records, or a resumed run's saved ones)."""
         if self.stats is not None:
-            self.model.observe_many(model_rows(history, self.warmup))
+            warm_start(self.model, history, self.warmup)
 
     def _resumed(self, program: IterativeProgram, resume: Resume) -> tuple[State, list[SuperstepRecord], int]:
         """The saved state in place of the initial one; the model re-fed with the saved records."""

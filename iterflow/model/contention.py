@@ -63,10 +63,8 @@ class Contention:
         return float((to_slots / from_slots) ** self.beta)
 
     def terms(self, slots: float) -> tuple[float, float]:
-        """``(a, b)`` at ``slots``: a task at the base size ``m0`` takes ``a·d + b`` there."""
-        if len(self.sizes) < 2:
-            m0 = self.sizes[0][0] if self.sizes else 1.0
-            return self.factor(m0, slots), self.overhead * (slots - m0)
+        """``(a, b)`` at ``slots`` (two sizes measured or more): a task at the base size ``m0``
+        takes ``a·d + b`` there."""
         m, a, b = (np.array(c, float) for c in zip(*self.sizes))
         if slots >= m[-1]:  # beyond what was measured: the power law from the largest measured size
             return a[-1] * self.factor(m[-1], slots), b[-1] + self.overhead * (slots - m[-1])

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from iterflow.loop.records import SuperstepRecord, epoch_ages, feeds_model, is_cold
+from iterflow.loop.records import SuperstepRecord, epoch_ages, feeds_model, is_cold, model_rows
 from iterflow.model.replay import ReplayModel
 from iterflow.model.resource import ResourceModel
 
@@ -72,6 +72,18 @@ class LiveModel:
         if self.curve.fitted:
             out["curve"] = self.curve.to_dict()
         return out
+
+
+def warm_start(model: Any, past: Sequence[SuperstepRecord], warmup: int | None = None) -> Any:
+    """Feed ``model``, in one refit, the steady supersteps of earlier runs (``past``), past a
+    warm-up of ``warmup`` supersteps an epoch (by default as ``past`` shows,
+    :func:`~iterflow.model.warmup.warmup_supersteps`). The driver's warm start, which the
+    simulator and the experiments replay."""
+    if past:
+        from iterflow.model.warmup import warmup_supersteps
+
+        model.observe_many(model_rows(past, warmup_supersteps(past) if warmup is None else warmup))
+    return model
 
 
 def feed(model: Any, record: SuperstepRecord, history: Sequence[SuperstepRecord], warmup: int,

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.loop.records import SuperstepRecord, executor_seconds
+from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
-from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
+from iterflow.policies.forecast import elapsed_seconds, mean_barrier
 
 
 # How far short of the finish a release's prediction falls where the run's length is read off a
@@ -289,14 +289,11 @@ class FastestPolicy(AdaptivePolicy):
         puts its executors in the first supersteps, where the work is, and never paid for it
         from 1 executor (stop 28: "a scale-out to 4 would also spend ~28 executor-seconds").
         A run unlike the last corrects at its barriers, as any forecast."""
-        super().plan_start(past, model, max_iterations)  # the forecast's repeat
-        run = last_run(past)
-        pred = Predictor(run, model, float(self.cores_per_executor)) if run else None
+        super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
+        pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat else None
         if pred is None or not pred.fitted:
             return None
-        works = np.array([r.ran.work if r.ran.work and math.isfinite(r.ran.work) else 1.0 for r in run], float)
-        bound = min(b for b in (max_iterations, self.max_iterations, works.size) if b)
-        works = works[:bound]
+        works = np.array(self.repeat[:min(b for b in (max_iterations, self.max_iterations, len(self.repeat)) if b)])
         E = np.arange(self.min_executors, self.max_executors + 1)
         weights = np.ones(works.size)
         S = pred.seconds(E, works)

@@ -35,9 +35,9 @@ import numpy as np
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
-from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold, model_rows
+from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold
 from iterflow.model.contention import Contention, fit as fit_contention
-from iterflow.model.live import LiveModel, feed
+from iterflow.model.live import LiveModel, feed, warm_start
 from iterflow.model.replay import ReplayModel, makespan
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
@@ -190,8 +190,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     slow = params.contention
     model = LiveModel(replay=ReplayModel(contention=slow))
     warm = warmup_supersteps(past) if past else 1
-    if past:
-        model.observe_many(model_rows(past, warm))
+    warm_start(model, past, warm)
     if past or prices:
         policy.learn_rescales([*past, *prices], scale_ins=past)
     planned = policy.plan_start(past, model) if past else None  # as the driver: a start from earlier runs
