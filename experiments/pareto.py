@@ -14,9 +14,10 @@ run before and one after the adaptive ones, and their spread is the noise). ``ef
 store), ``fastest`` with a budget of 1.2x static-1's executor-seconds (the issue's goal);
 ``target`` starts cold (no earlier runs: the empty-store case; the cluster calibrated first,
 ``--cluster-profile``, as ``iterflow cluster calibrate`` does once per cluster) on ``--target-start``
-executors (default the maximum, the policy's own default: from 1, a target near static-max's
-time is out of reach by construction, and a scale-out pays registration and cold executors
-where a release pays about one superstep).
+executors (default ``plan``, the policy's own: the fastest size, the maximum unless the cluster's
+calibration says a smaller one is as fast -- a cold start must be able to meet a target near
+static-max's time, and from 1 a scale-out pays registration and cold executors where a release
+pays about one superstep).
 
 Before the first measured run of a job, one untimed run of it at every size (the session
 itself warms up for minutes: without this, PageRank's static-1 took 7.9 s before the adaptive
@@ -81,9 +82,11 @@ def extra(ap) -> None:
                          "calibrate`'s job (PageRank on a generated graph, not one of the jobs) and give it to "
                          "target's cold-start runs, as a first run on a calibrated cluster gets it; none: they "
                          "take a task to cost the same at every size (stop 25 and before)")
-    ap.add_argument("--target-start", choices=["max", "1"], default="max",
-                    help="executors target starts on (default max, the policy's own default: a release "
-                         "costs about one superstep here, a scale-out registration plus cold executors)")
+    ap.add_argument("--target-start", choices=["plan", "max", "1"], default="plan",
+                    help="executors target starts on: plan (default; the policy's own: the fastest size, from "
+                         "the maximum down to where the cluster's calibration says tasks slow down so much that "
+                         "no larger size finishes sooner), max (stop 29 and before), 1 (a release costs about "
+                         "one superstep here, a scale-out registration plus cold executors)")
 
 
 def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
@@ -173,7 +176,7 @@ def main() -> int:
                 mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
                 hi = next(r["job_seconds"] for r in mine if r["policy"] == "static-1")
                 lo = next(r["job_seconds"] for r in mine if r["policy"] == f"static-{W}")
-                s = W if args.target_start == "max" else 1
+                s = target_start(W, slow) if args.target_start == "plan" else W if args.target_start == "max" else 1
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
                     go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
                                               prompt_release=RELEASE[args.target_release]), s, [],
@@ -208,6 +211,15 @@ def fastest_start(tables: list[pd.DataFrame], W: int) -> int:
     want = FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1).plan_start(past, model)
     print(f"  fastest: {want.reason if want else 'starts at its baseline, 1 executor'}", flush=True)
     return want.executors if want else 1
+
+
+def target_start(W: int, slow: Any) -> int:
+    """Where a cold ``target`` plans to start (:meth:`TargetPolicy.plan_start` with the cluster's
+    calibration and no run of the program), so that it is warmed at that size."""
+    want = TargetPolicy(1.0, max_executors=W, start_executors=W).plan_start(
+        [], LiveModel(replay=ReplayModel(contention=slow)))
+    print(f"  target: {want.reason if want else f'starts at the maximum, {W} executors'}", flush=True)
+    return want.executors if want else W
 
 
 def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: float | None = None) -> list[str]:

@@ -131,3 +131,16 @@ def test_a_size_measured_slower_than_a_larger_one_is_pooled_with_it():
     c = learn([run_shaped({1: 1.0, 2: 1.07, 3: 1.38, 4: 1.25})])
     assert c.terms(3)[0] == pytest.approx(c.terms(4)[0]) == pytest.approx((1.38 + 1.25) / 2, rel=1e-6)
     assert c.task(1.0, 4, 3) == pytest.approx(1.0)  # a release 4 -> 3 is no speed-up
+
+
+def test_the_fastest_size_is_the_fewest_slots_with_the_most_task_throughput():
+    """Throughput ``m / task(m)``: the emulated cluster's calibration (a task 1.00 / 1.02 / 1.11 /
+    1.62x as long at 1-4 slots) runs 1 / 1.96 / 2.70 / 2.47 tasks a task-second: 3 slots."""
+    measured = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 1.02, 0.0), (3.0, 1.11, 0.0), (4.0, 1.62, 0.0)))
+    assert measured.fastest([1, 2, 3, 4]) == 2
+    assert measured.fastest([1, 2]) == 1  # within the sizes asked about
+    assert Contention().fastest([1, 2, 3, 4]) == 3  # no slow-down known: the largest
+    assert Contention(0.5).fastest([1, 2, 4]) == 2  # sub-linear slow-down: more slots still faster
+    assert Contention(1.2).fastest([1, 2, 4]) == 0  # tasks slow faster than slots are added
+    flat = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 2.0, 0.0), (3.0, 3.0, 0.0)))
+    assert flat.fastest([1, 2, 3]) == 0  # a tie: the fewest

@@ -12,6 +12,9 @@ import pytest
 from fakes import Doubling, FakeActuator, FakeEngine, FakeModel, FakeStats, ScriptedPolicy
 from iterflow.loop.driver import IterationDriver
 from iterflow.loop.records import records
+from iterflow.model.contention import Contention
+from iterflow.model.live import LiveModel
+from iterflow.model.replay import ReplayModel
 from iterflow.policies import FastestPolicy, Rebalancing, TargetPolicy, Want
 from iterflow.policies.forecast import last_run
 from iterflow.policies.rules import fastest_plan
@@ -76,8 +79,8 @@ def test_no_start_plan_without_an_earlier_run_or_a_fitted_model():
         def predict_seconds(self, scale_out, work=1.0):  # pragma: no cover - must not be asked
             raise AssertionError("an unfitted model must not be asked")
     assert p.plan_start(records(past_run(SHRINKING, model=m)), Unfitted()) is None
-    # the other policies start as configured
-    assert TargetPolicy(30, max_executors=4).plan_start(records(past_run(SHRINKING)), m) is None
+    # target: no earlier run and no calibrated slow-down either
+    assert TargetPolicy(30, max_executors=4).plan_start([], m) is None
 
 
 def test_the_plan_is_the_last_runs_not_all_of_them():
@@ -140,13 +143,51 @@ def _driver(policy, **kw):
                            model=FakeModel(), partitions=4, **kw), engine, None
 
 
-def test_the_driver_asks_for_no_plan_without_earlier_runs():
-    policy = ScriptedPolicy(start=Want(3, "never asked"))
+def test_the_driver_asks_for_a_plan_without_earlier_runs_too():
+    """A cold start: no earlier run, but the policy may plan from the cluster's calibration (the
+    model's task slow-down): it is asked with no runs, and a policy with no plan starts as told."""
+    policy = ScriptedPolicy(start=Want(3, "from the calibration"))
     engine = FakeEngine(1)
     driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=FakeActuator(engine),
                              model=FakeModel(), partitions=4, start_executors=2)
     driver.run(Doubling(max_iterations=2))
-    assert policy.planned_from is None and ("executors", 2) in engine.events and driver.start_reason is None
+    assert policy.planned_from[0] == [] and ("executors", 3) in engine.events and ("executors", 2) not in engine.events
+    assert driver.start_reason == "from the calibration"
+    policy, engine = ScriptedPolicy(), FakeEngine(1)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=FakeActuator(engine),
+                             model=FakeModel(), partitions=4, start_executors=2)
+    driver.run(Doubling(max_iterations=2))
+    assert ("executors", 2) in engine.events and driver.start_reason is None
+
+
+CALIBRATED = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 1.02, 0.0), (3.0, 1.11, 0.0), (4.0, 1.62, 0.0)))
+
+
+def test_a_cold_target_starts_at_the_fastest_size_the_clusters_calibration_knows():
+    """No run of the program: target must be able to meet any target, so it starts at the fastest
+    size -- the maximum, unless the cluster's calibration says tasks slow down so much that a
+    smaller size is as fast (the emulated cluster: 3 of 4)."""
+    model = LiveModel(replay=ReplayModel(contention=CALIBRATED))
+    want = TargetPolicy(30, max_executors=4).plan_start([], model)
+    assert isinstance(want, Want) and want.executors == 3
+    assert "cold start" in want.reason and "1.11x as long at 3 executors" in want.reason and "1.62x at 4" in want.reason
+    assert TargetPolicy(30, max_executors=4, start_executors=2).plan_start([], model) is None  # never above the start
+    assert TargetPolicy(30, max_executors=3).plan_start([], model) is None  # 3 is the maximum already
+    assert TargetPolicy(30, max_executors=4).plan_start([], LiveModel()) is None  # no calibration: the maximum
+
+
+def test_a_target_that_repeats_an_earlier_run_starts_at_the_cheapest_size_that_meets_it():
+    """Earlier runs of the input: the run planned as a repeat of the last one. 8 supersteps of
+    0.5 + 10/e s: 84 s at 1, 44 s at 2, 30.7 s at 3, 24 s at 4 executors."""
+    m = Linear(0.5, 0.01)
+    past = records(past_run([1000.0] * 8, model=m))
+    want = TargetPolicy(50, max_executors=4).plan_start(past, m)  # 44 s within 50 / 1.1
+    assert want is not None and want.executors == 2 and "planned as a repeat of the last run (8 supersteps" in want.reason
+    assert TargetPolicy(36, max_executors=4).plan_start(past, m).executors == 3  # 44 > 36/1.1 >= 30.7
+    assert TargetPolicy(26.5, max_executors=4).plan_start(past, m) is None  # only 4 keeps the margin: as configured
+    late = TargetPolicy(20, max_executors=4, start_executors=1).plan_start(past, m)
+    assert late is not None and late.executors == 4 and "out of reach at every size: the earliest finish" in late.reason
+    assert TargetPolicy(50, max_executors=4).plan_start(past, m, max_iterations=4).executors == 1  # 42 s: half the run
 
 
 def test_a_wrapper_passes_the_warm_start_and_the_start_plan_through():

@@ -270,7 +270,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                      start_executors=None,  # sized here, before the input is loaded
                                      on_checkpoint=store.save)
             planned = None
-            if spec.policy != "dynamic-allocation" and like and not resume:  # a fresh run of the same input
+            if spec.policy != "dynamic-allocation" and not resume:  # a fresh run: from earlier ones of the input, or the cluster's calibration
                 planned = driver.planned_start(like, max_iterations=spec.iterations)
             start = planned or (spec.executors if spec.policy != "dynamic-allocation" else None)
             if driver.start_reason:

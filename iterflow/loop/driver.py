@@ -250,8 +250,7 @@ class IterationDriver:
         reason is kept in ``start_reason``."""
         self._warm_start()
         like = self.past if like is None else records(like)
-        if not self.past or not like:  # nothing to plan from
-            return None
+        # with no earlier run of the input, the policy may still plan from the cluster's calibration
         want = self.policy.plan_start(like, self.model if self.stats is not None else None, max_iterations)
         if want is None:
             return None

@@ -30,6 +30,12 @@ class LiveModel:
         return self.replay.fitted or self.curve.fitted
 
     @property
+    def contention(self) -> Any:
+        """The cluster's task slow-down with scale-out the model replays with
+        (:class:`~iterflow.model.contention.Contention`; ``none`` when nothing was learned)."""
+        return self.replay.contention
+
+    @property
     def source(self) -> str:
         return "task replay" if self.replay.fitted else "curve"
 

@@ -193,7 +193,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     warm_start(model, past, warm)
     if past or prices:
         policy.learn_rescales([*past, *prices], scale_ins=past)
-    planned = policy.plan_start(past, model) if past else None  # as the driver: a start from earlier runs
+    planned = policy.plan_start(past, model)  # as the driver: from earlier runs, or the cluster's calibration
     executors = planned.executors if planned is not None else executors
     plan = plan or plan_of(run)
     stages_of = weak_scaled(run.steps, scale_input, seed)

@@ -1,0 +1,101 @@
+"""``target`` from a cold start, replayed in the simulator at a Pareto table's targets (issue 13
+item 5, Spark-free): which rule of the policy costs the executor-seconds?
+
+    .venv/bin/python experiments/target_whatif.py --table pareto_stop29_supersteps.csv \\
+        --profile experiments/results/pareto_stop29_cluster_profile.json [--set warmup=0 ...]
+
+Per job of the table: the base is its first static-1 run; every static size 1..max and
+``target`` at each target the table's target runs were given are simulated from it, ``target``
+as ``pareto.py`` runs it (start at the maximum, no earlier run of the program, the rescales
+priced by the cluster's calibration job, whose profile also gives the simulator's latencies and
+task slow-down). Printed per job: targets met (within 5 %) and executor-seconds against the
+cheapest *simulated* static size meeting the same target -- the simulator judged against
+itself, so a rule's cost shows without the session's noise. ``--set k=v``: policy options
+(``warmup=0``, ``margin=0.05``, ...), to compare rules side by side.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calibrate_simulator import RESULTS, from_profile, program  # noqa: E402
+from iterflow.cluster.profile import ClusterProfile  # noqa: E402
+from iterflow.simulate.calibrate import policy_of  # noqa: E402
+from iterflow.simulate.cluster import simulate  # noqa: E402
+from iterflow.simulate.recorded import load  # noqa: E402
+from iterflow.simulate.whatif import Setup, build  # noqa: E402
+
+MET = 0.05
+
+
+def options(pairs: list[str]) -> dict:
+    out = {}
+    for p in pairs:
+        k, _, v = p.partition("=")
+        if not _:
+            raise SystemExit(f"--set {p!r}: expected key=value")
+        try:
+            out[k] = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            out[k] = v
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", required=True, help="a pareto.py superstep table in experiments/results")
+    ap.add_argument("--profile", required=True, help="the cluster profile JSON pareto.py wrote next to it")
+    ap.add_argument("--set", action="append", default=[], help="policy option key=value (repeatable)")
+    ap.add_argument("--start", type=int, default=None, help="target's start size (default the maximum)")
+    ap.add_argument("--why", default=None, help="JOB:N -- print the decisions of the N-th target of JOB")
+    args = ap.parse_args()
+    opts = options(args.set)
+    params = from_profile(Path(args.profile))
+    import json
+    prices = ClusterProfile.from_dict(json.loads(Path(args.profile).read_text()), args.profile).records()
+    runs = load(str(RESULTS / args.table))
+    top = max(max(r.sizes) for r in runs)
+    print(f"target_whatif {args.table}: options {opts or 'defaults'}, start {args.start or top}")
+    ratios_all = []
+    for prog in sorted({program(r) for r in runs}):
+        mine = [r for r in runs if program(r) == prog]
+        base = next((r for r in mine if policy_of(r) == "static" and set(r.sizes) == {1}), None)
+        targets = sorted({float(r.labels["target_seconds"]) for r in mine
+                          if policy_of(r) == "target" and "target_seconds" in r.labels})
+        if base is None or not targets:
+            continue
+        cores = base.cores_per_executor
+        static = {e: simulate(base, build("static", Setup(e, cores, top)), e, cores, params) for e in range(1, top + 1)}
+        start = args.start or top
+        met, ratios, paths = 0, [], []
+        for i, t in enumerate(targets):
+            p = build("target", Setup(start, cores, top, options={"target_seconds": t, **opts}))
+            sim = simulate(base, p, start, cores, params, prices=prices)
+            ok = [s for s in static.values() if s.runtime <= (1 + MET) * t]
+            cheapest = min((s.executor_seconds for s in ok), default=float("nan"))
+            met += sim.runtime <= (1 + MET) * t
+            ratios.append(sim.executor_seconds / cheapest)
+            sizes = [r.executors for r in sim.records]
+            if args.why == f"{prog}:{i}":
+                print("\n".join(f"   barrier {b}: {d} {why}" for b, d, why in sim.decisions))
+            paths.append(f"{t:.1f}s: {sim.runtime:.1f}s {sim.executor_seconds:.0f}es "
+                         f"(cheapest static {cheapest:.0f}) {'-'.join(str(x) for x in sizes)}")
+        ratios_all += ratios
+        r = np.asarray(ratios, float)
+        print(f"== {prog}: static " + ", ".join(f"{e}: {s.runtime:.1f}s {s.executor_seconds:.0f}es"
+                                              for e, s in static.items()))
+        print("\n".join(f"   {p}" for p in paths))
+        print(f"   met {met}/{len(targets)}; executor-s vs cheapest static meeting it: median "
+              f"{np.nanmedian(r):.2f}x, max {np.nanmax(r):.2f}x")
+    print(f"all jobs: median {np.nanmedian(ratios_all):.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
