@@ -1,9 +1,11 @@
 """Policies: at every barrier, decide a :class:`~iterflow.loop.reconfig.Reconfiguration`.
 
 * :mod:`~iterflow.policies.core` -- the :class:`Policy` protocol, the decision log, ``static``;
-* :mod:`~iterflow.policies.base` -- what every adaptive rule shares (warm-up, cooldown,
-  hysteresis, failed scale-outs, the price of a rescale, predictions);
 * :mod:`~iterflow.policies.forecast` -- the rest of the run: supersteps left and their work;
+* :mod:`~iterflow.policies.predictor` -- superstep times at other sizes (the model, or work/cores);
+* :mod:`~iterflow.policies.prices` -- what a rescale costs, learned, and whether it pays;
+* :mod:`~iterflow.policies.base` -- what every adaptive rule shares (warm-up, cooldown,
+  hysteresis, failed scale-outs, start plans);
 * :mod:`~iterflow.policies.rules` -- ``target``, ``efficiency``, ``fastest``;
 * :mod:`~iterflow.policies.dynamic` -- Spark's own dynamic allocation;
 * :mod:`~iterflow.policies.layout` -- partitioning (hot bins) and step-logic wrappers;

@@ -20,10 +20,11 @@ What :class:`AdaptivePolicy` adds to every rule:
   rest of the run exceeds what a rescale costs (executor start + re-distribution: the median
   ``actuation_seconds + relayout_seconds`` measured in this run, else the median of earlier
   runs' rescales (:meth:`AdaptivePolicy.learn_rescales`, as ``iterflow run`` warm-starts from
-  its MLflow store), else the prior ``rescale_seconds``);
+  its MLflow store), else the prior ``rescale_seconds``; :mod:`iterflow.policies.prices`);
 * *prediction* -- with a fitted model (``model.fitted``), superstep times come from
   ``model.predict_seconds(cores, work)``; before that from ``time ∝ work / cores`` anchored
-  at the last superstep (no serial part, no overhead), and the reason says so.
+  at the last superstep (no serial part, no overhead), and the reason says so
+  (:mod:`iterflow.policies.predictor`).
 
 The rules themselves (``_want``, in :mod:`iterflow.policies.rules`) see a
 :class:`~iterflow.policies.forecast.Forecast` of the rest of the run (remaining supersteps,
@@ -34,75 +35,19 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
-from iterflow.loop.records import Layout, records, registration_delays, rescale_costs
-from iterflow.model.warmup import start_excess
+from iterflow.loop.records import Layout
 from iterflow.policies.core import History, PolicyBase
 from iterflow.policies.forecast import Forecast, forecast, last_run
+from iterflow.policies.predictor import Predictor
+from iterflow.policies.prices import RescalePrices
 
 logger = logging.getLogger(__name__)
-
-
-class Predictor:
-    """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
-
-    def __init__(self, history: History, model: Any, cores_per_executor: float,
-                 start_excess: Sequence[float] = ()) -> None:
-        self.model, self.cpe = model, cores_per_executor
-        self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
-        self.error: float | None = None  # the fitted model's relative error, where it measured one
-        if self.fitted:
-            err = getattr(model, "error_estimate_", None)
-            self.error = float(err) if err is not None and np.isfinite(err) else None
-            self.note = "model" + (f" (error ±{self.error:.0%})" if self.error is not None else "")
-            return
-        ref = next((r for r in reversed(history) if r.wall_seconds > 0), history[-1])
-        self.t_ref = float(ref.wall_seconds)
-        self.c_ref = float(ref.ran.cores or max(1.0, (ref.executors or 1) * self.cpe))
-        self.w_ref = float(ref.ran.work or 1.0)
-        self.note = (f"model not fitted yet: assuming time ∝ work/cores from superstep "
-                     f"{ref.superstep} ({self.t_ref:.2f}s at {self.c_ref:g} cores")
-        k = ref.superstep - 1  # a run's first supersteps, all at its first executors, run cold
-        if 0 <= k < len(start_excess) and all(r.executors == ref.executors for r in history):
-            self.t_ref /= start_excess[k]
-            self.note += (f", taken as {self.t_ref:.2f}s steady: superstep {ref.superstep} of earlier runs on "
-                          f"this cluster ran {start_excess[k]:.1f}x their steady state")
-        self.note += ")"
-
-    def seconds(self, executors: Any, works: Any) -> np.ndarray:
-        """Predicted seconds, shape (len(executors), len(works))."""
-        cores = np.asarray(executors, float).reshape(-1, 1) * self.cpe
-        w = np.asarray(works, float).reshape(1, -1)
-        if not self.fitted:
-            return self.t_ref * (w / self.w_ref) * (self.c_ref / np.maximum(cores, 1e-9))
-        cc, ww = np.broadcast_arrays(cores, w)
-        if callable(getattr(self.model, "predict", None)):
-            try:
-                out = np.asarray(self.model.predict(np.column_stack([cc.ravel(), ww.ravel()])), float)
-                return out.reshape(cc.shape)
-            except Exception:  # noqa: BLE001 - fall back to the documented scalar API
-                pass
-        flat = [self.model.predict_seconds(float(c), float(x)) for c, x in zip(cc.ravel(), ww.ravel())]
-        return np.asarray(flat, float).reshape(cc.shape)
-
-    def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
-              delay: float = 0.0) -> np.ndarray:
-        """Predicted remaining seconds for each executor count kept for the rest of the run.
-        ``current``, ``delay``: executors above ``current`` register only ``delay`` seconds after
-        they are asked for, so the work of those seconds runs at ``current`` (a scale-out asked
-        with less of the run left than its executors take to start gains nothing)."""
-        E = np.asarray(executors, float).reshape(-1)
-        t = self.seconds(E, fc.works) @ fc.weights + fc.remaining * barrier
-        if current is None or delay <= 0 or not (E > current).any():
-            return t
-        tc = float(self.seconds([current], fc.works)[0] @ fc.weights + fc.remaining * barrier)
-        f = min(1.0, delay / tc) if tc > 0 else 1.0
-        return np.where(E > current, f * tc + (1 - f) * t, t)
 
 
 @dataclass
@@ -138,7 +83,7 @@ class Want:
     priced: bool = False
 
 
-class AdaptivePolicy(PolicyBase):
+class AdaptivePolicy(RescalePrices, PolicyBase):
     """Common mechanics of the adaptive policies (see the module docstring)."""
 
     name = "adaptive"
@@ -256,119 +201,6 @@ class AdaptivePolicy(PolicyBase):
         act = history[-2].actuated
         asked = act.executors_requested
         return int(asked) if act.executors_pending and asked is not None and asked > cur else 0
-
-    def rescale_cost(self, history: History) -> tuple[float, str]:
-        """Wall seconds one rescale costs (its pause at the barrier, re-distributing the state,
-        the cold supersteps after it): the median of the rescales in ``history``, else of
-        earlier runs' (:meth:`learn_rescales`), else the prior ``rescale_seconds``. The wait
-        for a scale-out's executors is the registration delay (:meth:`registration_delay`),
-        not part of this price. The prior stays 10 s: one superstep (~1.2 s), tried on the full
-        PageRank input here, let ``target`` scale out from a cold start, and that scale-out
-        cost 21 s of registration and 17 s of cold supersteps (fresh 0.5-core JVMs) in a 17 s
-        job, against the 10 s prior's keeping 1 executor (``experiments/results/pareto_full_pagerank_prior*``)."""
-        seen = rescale_costs(history, "up")  # a scale-in starts no JVM: its price is scale_in_cost's
-        if seen:
-            return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
-        if self.past_rescales:
-            n = len(self.past_rescales)
-            return float(np.median(self.past_rescales)), f"learned from {n} rescale{'s' if n > 1 else ''} of earlier runs"
-        return self.rescale_seconds, "prior"
-
-    def registration_delay(self, history: History) -> tuple[float, str]:
-        """Seconds from a scale-out's request to its executors' registration: the median of this
-        run's, else of earlier runs' (:meth:`learn_rescales`), else of the executors this
-        cluster started for the application before the run (:meth:`learn_start_delays`), else 0
-        (unknown: no reason to wait)."""
-        seen, where = registration_delays(history), "seen"
-        if not seen:
-            seen, where = (self.past_delays, "seen in earlier runs") if self.past_delays else \
-                (self.start_delays, "executor starts of this cluster")
-        if not seen:
-            return 0.0, "registration delay not measured yet"
-        delay = float(np.median(seen))
-        return delay, f"executors register ~{delay:.1f}s after asked ({len(seen)} {where})"
-
-    def learn_start_delays(self, delays: Sequence[float]) -> None:
-        """Remember how long this cluster took to start executors before the run (measured live
-        by the actuator): the registration delay of a cold start, with no earlier run's record."""
-        self.start_delays = [float(d) for d in delays]
-
-    def learn_rescales(self, history: Any, scale_ins: Any = None) -> int:
-        """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
-        cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
-        executors start in 3 s; 25 s on slow emulated nodes); and how much slower than steady a
-        run's first supersteps ran (:func:`~iterflow.model.warmup.start_excess`), which the
-        forecast divides out before the model is fitted. Returns how many rescales.
-
-        ``scale_ins``: the records whose releases price this run's (default ``history``). A
-        scale-out's price -- fresh JVMs registering and warming up -- is the cluster's, learned
-        from any program's runs; a scale-in's is the superstep after it moving (decommissioned,
-        iterflow's default) or re-reading (killed) the removed executors' cached share of *this
-        program's* data, so the driver gives only the program's own earlier runs here. Measured
-        on the emulated cluster with kills (stop 27): the calibration job's 4 -> 2 cost 0.4 s,
-        PageRank's 4 -> 2 1.2-1.8 s and WCC's 1.8-2.3 s; priced at the calibration's, ``target``
-        released early and met 8 and 6 of 10 targets (9 and 8 priced at one superstep).
-        Decommissioned, PageRank's 4 -> 2 costs 0.3-0.5 s (stop 28); a program's records from
-        before keep its price high until its own decommissioned releases outnumber them."""
-        rows = records(history)
-        self.past_rescales = rescale_costs(rows, "up")
-        self.past_scale_ins = rescale_costs(rows if scale_ins is None else records(scale_ins), "down")
-        self.past_delays = registration_delays(rows)
-        self.start_excess = start_excess(rows)
-        return len(self.past_rescales)
-
-    def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
-        """Why a scale-out to ``n`` does not pay for itself, or ``None`` when it does: the time
-        it saves over the forecast rest of the run must exceed what the rescale costs (new
-        executors start, the state is re-distributed); short tails are not worth it."""
-        cost, how = self.rescale_cost(ctx.history)
-        delay, late = self.registration_delay(ctx.history)
-        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast, current=ctx.current, delay=delay)
-        gain = float(cur_t - new_t)
-        if gain > cost:
-            return None
-        return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps "
-                f"({late}), not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
-
-    def scale_in_cost(self, history: History) -> tuple[float | None, str]:
-        """``(seconds, how)``: the median price of this run's scale-ins, else of earlier runs';
-        ``(None, how)`` until one was measured: then the price is one superstep as this run's
-        ran, at the new size (:meth:`scale_in_prices`) -- a release starts no executor, but the
-        superstep after it reads the removed executors' cached share of the state, moved there
-        (decommissioned) or recomputed (killed: 1.0 s after PageRank's 4 -> 3, 4.7 s after WCC's
-        4 -> 1 in its tail); the prior is a cautious bound, decommissioned releases cost less
-        (PageRank 4 -> 2: 0.3-0.5 s, `experiments/release_cost.py`)."""
-        seen = rescale_costs(history, "down") or self.past_scale_ins
-        if seen:
-            return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
-        if self.scale_in_seconds is not None:
-            return self.scale_in_seconds, "prior"
-        return None, "prior: one superstep as this run's ran, at the new size"
-
-    def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
-        """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`;
-        the prior: the median superstep of this run so far, times ``current / e``)."""
-        cost, how = self.scale_in_cost(history)
-        E = np.asarray(executors, float)
-        if cost is not None:
-            return np.full(E.shape, cost, float), how
-        walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
-        return (float(np.median(walls)) if walls else 0.0) * current / np.maximum(E, 1.0), how
-
-    def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
-        """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
-        it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`:
-        mostly the cold superstep after it, run by the ``n`` left) -- no release with a
-        superstep left that cannot pay."""
-        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
-        price, how = self.scale_in_prices(ctx.history, [n], ctx.current)
-        held = float(price[0]) * n
-        saved = float(ctx.current * cur_t - n * new_t)
-        if saved > held:
-            return None
-        return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
-                f"supersteps, not more than it costs (~{held:.0f}: {float(price[0]):.1f}s, {how}, "
-                f"at {n} executors): keep {ctx.current}")
 
     def _hysteresis(self, i: int, cur: int, n: int, now: str, notes: list[str]) -> Reconfiguration:
         """Make a change indicated at ``wait_count`` consecutive barriers, or at once when

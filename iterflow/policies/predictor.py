@@ -1,0 +1,73 @@
+"""Superstep times a rule compares: the fitted model's, or ``time ∝ work / cores`` before it is fitted.
+
+Why its own module: every rule asks the same two questions -- how long would the next superstep,
+or the rest of the run, take at ``e`` executors -- and the answer must not depend on which model
+the driver was given (a task-replay :class:`~iterflow.model.live.LiveModel`, a curve, a test's
+fake). Before the model is fitted the last superstep is scaled by ``work / cores``, its cold
+start divided out where earlier runs on the cluster measured one.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from iterflow.policies.core import History
+from iterflow.policies.forecast import Forecast
+
+
+class Predictor:
+    """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
+
+    def __init__(self, history: History, model: Any, cores_per_executor: float,
+                 start_excess: Sequence[float] = ()) -> None:
+        self.model, self.cpe = model, cores_per_executor
+        self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
+        self.error: float | None = None  # the fitted model's relative error, where it measured one
+        if self.fitted:
+            err = getattr(model, "error_estimate_", None)
+            self.error = float(err) if err is not None and np.isfinite(err) else None
+            self.note = "model" + (f" (error ±{self.error:.0%})" if self.error is not None else "")
+            return
+        ref = next((r for r in reversed(history) if r.wall_seconds > 0), history[-1])
+        self.t_ref = float(ref.wall_seconds)
+        self.c_ref = float(ref.ran.cores or max(1.0, (ref.executors or 1) * self.cpe))
+        self.w_ref = float(ref.ran.work or 1.0)
+        self.note = (f"model not fitted yet: assuming time ∝ work/cores from superstep "
+                     f"{ref.superstep} ({self.t_ref:.2f}s at {self.c_ref:g} cores")
+        k = ref.superstep - 1  # a run's first supersteps, all at its first executors, run cold
+        if 0 <= k < len(start_excess) and all(r.executors == ref.executors for r in history):
+            self.t_ref /= start_excess[k]
+            self.note += (f", taken as {self.t_ref:.2f}s steady: superstep {ref.superstep} of earlier runs on "
+                          f"this cluster ran {start_excess[k]:.1f}x their steady state")
+        self.note += ")"
+
+    def seconds(self, executors: Any, works: Any) -> np.ndarray:
+        """Predicted seconds, shape (len(executors), len(works))."""
+        cores = np.asarray(executors, float).reshape(-1, 1) * self.cpe
+        w = np.asarray(works, float).reshape(1, -1)
+        if not self.fitted:
+            return self.t_ref * (w / self.w_ref) * (self.c_ref / np.maximum(cores, 1e-9))
+        cc, ww = np.broadcast_arrays(cores, w)
+        if callable(getattr(self.model, "predict", None)):
+            try:
+                out = np.asarray(self.model.predict(np.column_stack([cc.ravel(), ww.ravel()])), float)
+                return out.reshape(cc.shape)
+            except Exception:  # noqa: BLE001 - fall back to the documented scalar API
+                pass
+        flat = [self.model.predict_seconds(float(c), float(x)) for c, x in zip(cc.ravel(), ww.ravel())]
+        return np.asarray(flat, float).reshape(cc.shape)
+
+    def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
+              delay: float = 0.0) -> np.ndarray:
+        """Predicted remaining seconds for each executor count kept for the rest of the run.
+        ``current``, ``delay``: executors above ``current`` register only ``delay`` seconds after
+        they are asked for, so the work of those seconds runs at ``current`` (a scale-out asked
+        with less of the run left than its executors take to start gains nothing)."""
+        E = np.asarray(executors, float).reshape(-1)
+        t = self.seconds(E, fc.works) @ fc.weights + fc.remaining * barrier
+        if current is None or delay <= 0 or not (E > current).any():
+            return t
+        tc = float(self.seconds([current], fc.works)[0] @ fc.weights + fc.remaining * barrier)
+        f = min(1.0, delay / tc) if tc > 0 else 1.0
+        return np.where(E > current, f * tc + (1 - f) * t, t)

@@ -1,0 +1,150 @@
+"""What a rescale costs, for every adaptive policy: learned from this run, earlier runs of the
+program and of the cluster, or a prior -- and the checks that a rescale pays for itself.
+
+Why one place: a scale-out's price (fresh JVMs registering and warming up) and a scale-in's
+(the superstep after it moving or re-reading the removed executors' cached share) must be the
+same figures for ``target``, ``efficiency`` and ``fastest`` (issue 13, item 4: one honest price,
+for scale-in as for scale-out). :class:`RescalePrices` is mixed into
+:class:`~iterflow.policies.base.AdaptivePolicy`, whose constructor sets the priors
+(``rescale_seconds``, ``scale_in_seconds``) and the lists these methods learn into.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from iterflow.loop.records import records, registration_delays, rescale_costs
+from iterflow.model.warmup import start_excess
+from iterflow.policies.core import History
+
+if TYPE_CHECKING:  # the rule's view of one barrier, defined with the mechanics that build it
+    from iterflow.policies.base import Context
+
+
+class RescalePrices:
+    """The price of a rescale (see the module docstring). Expects the attributes
+    :class:`~iterflow.policies.base.AdaptivePolicy` sets: ``rescale_seconds``,
+    ``scale_in_seconds``, ``past_rescales``, ``past_scale_ins``, ``past_delays``,
+    ``start_delays``, ``start_excess``."""
+
+    rescale_seconds: float
+    scale_in_seconds: float | None
+    past_rescales: list[float]
+    past_scale_ins: list[float]
+    past_delays: list[float]
+    start_delays: list[float]
+    start_excess: list[float]
+
+    def rescale_cost(self, history: History) -> tuple[float, str]:
+        """Wall seconds one rescale costs (its pause at the barrier, re-distributing the state,
+        the cold supersteps after it): the median of the rescales in ``history``, else of
+        earlier runs' (:meth:`learn_rescales`), else the prior ``rescale_seconds``. The wait
+        for a scale-out's executors is the registration delay (:meth:`registration_delay`),
+        not part of this price. The prior stays 10 s: one superstep (~1.2 s), tried on the full
+        PageRank input here, let ``target`` scale out from a cold start, and that scale-out
+        cost 21 s of registration and 17 s of cold supersteps (fresh 0.5-core JVMs) in a 17 s
+        job, against the 10 s prior's keeping 1 executor (``experiments/results/pareto_full_pagerank_prior*``)."""
+        seen = rescale_costs(history, "up")  # a scale-in starts no JVM: its price is scale_in_cost's
+        if seen:
+            return float(np.median(seen)), f"measured over {len(seen)} rescale{'s' if len(seen) > 1 else ''}"
+        if self.past_rescales:
+            n = len(self.past_rescales)
+            return float(np.median(self.past_rescales)), f"learned from {n} rescale{'s' if n > 1 else ''} of earlier runs"
+        return self.rescale_seconds, "prior"
+
+    def registration_delay(self, history: History) -> tuple[float, str]:
+        """Seconds from a scale-out's request to its executors' registration: the median of this
+        run's, else of earlier runs' (:meth:`learn_rescales`), else of the executors this
+        cluster started for the application before the run (:meth:`learn_start_delays`), else 0
+        (unknown: no reason to wait)."""
+        seen, where = registration_delays(history), "seen"
+        if not seen:
+            seen, where = (self.past_delays, "seen in earlier runs") if self.past_delays else \
+                (self.start_delays, "executor starts of this cluster")
+        if not seen:
+            return 0.0, "registration delay not measured yet"
+        delay = float(np.median(seen))
+        return delay, f"executors register ~{delay:.1f}s after asked ({len(seen)} {where})"
+
+    def learn_start_delays(self, delays: Sequence[float]) -> None:
+        """Remember how long this cluster took to start executors before the run (measured live
+        by the actuator): the registration delay of a cold start, with no earlier run's record."""
+        self.start_delays = [float(d) for d in delays]
+
+    def learn_rescales(self, history: Any, scale_ins: Any = None) -> int:
+        """Remember the rescales of earlier runs' records (or table rows, or a DataFrame) as the
+        cost of this run's first rescale: a fixed prior is wrong on most clusters (10 s where
+        executors start in 3 s; 25 s on slow emulated nodes); and how much slower than steady a
+        run's first supersteps ran (:func:`~iterflow.model.warmup.start_excess`), which the
+        forecast divides out before the model is fitted. Returns how many rescales.
+
+        ``scale_ins``: the records whose releases price this run's (default ``history``). A
+        scale-out's price -- fresh JVMs registering and warming up -- is the cluster's, learned
+        from any program's runs; a scale-in's is the superstep after it moving (decommissioned,
+        iterflow's default) or re-reading (killed) the removed executors' cached share of *this
+        program's* data, so the driver gives only the program's own earlier runs here. Measured
+        on the emulated cluster with kills (stop 27): the calibration job's 4 -> 2 cost 0.4 s,
+        PageRank's 4 -> 2 1.2-1.8 s and WCC's 1.8-2.3 s; priced at the calibration's, ``target``
+        released early and met 8 and 6 of 10 targets (9 and 8 priced at one superstep).
+        Decommissioned, PageRank's 4 -> 2 costs 0.3-0.5 s (stop 28); a program's records from
+        before keep its price high until its own decommissioned releases outnumber them."""
+        rows = records(history)
+        self.past_rescales = rescale_costs(rows, "up")
+        self.past_scale_ins = rescale_costs(rows if scale_ins is None else records(scale_ins), "down")
+        self.past_delays = registration_delays(rows)
+        self.start_excess = start_excess(rows)
+        return len(self.past_rescales)
+
+    def _unpaid_scale_out(self, ctx: Context, n: int) -> str | None:
+        """Why a scale-out to ``n`` does not pay for itself, or ``None`` when it does: the time
+        it saves over the forecast rest of the run must exceed what the rescale costs (new
+        executors start, the state is re-distributed); short tails are not worth it."""
+        cost, how = self.rescale_cost(ctx.history)
+        delay, late = self.registration_delay(ctx.history)
+        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast, current=ctx.current, delay=delay)
+        gain = float(cur_t - new_t)
+        if gain > cost:
+            return None
+        return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps "
+                f"({late}), not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
+
+    def scale_in_cost(self, history: History) -> tuple[float | None, str]:
+        """``(seconds, how)``: the median price of this run's scale-ins, else of earlier runs';
+        ``(None, how)`` until one was measured: then the price is one superstep as this run's
+        ran, at the new size (:meth:`scale_in_prices`) -- a release starts no executor, but the
+        superstep after it reads the removed executors' cached share of the state, moved there
+        (decommissioned) or recomputed (killed: 1.0 s after PageRank's 4 -> 3, 4.7 s after WCC's
+        4 -> 1 in its tail); the prior is a cautious bound, decommissioned releases cost less
+        (PageRank 4 -> 2: 0.3-0.5 s, `experiments/release_cost.py`)."""
+        seen = rescale_costs(history, "down") or self.past_scale_ins
+        if seen:
+            return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
+        if self.scale_in_seconds is not None:
+            return self.scale_in_seconds, "prior"
+        return None, "prior: one superstep as this run's ran, at the new size"
+
+    def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
+        """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`;
+        the prior: the median superstep of this run so far, times ``current / e``)."""
+        cost, how = self.scale_in_cost(history)
+        E = np.asarray(executors, float)
+        if cost is not None:
+            return np.full(E.shape, cost, float), how
+        walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
+        return (float(np.median(walls)) if walls else 0.0) * current / np.maximum(E, 1.0), how
+
+    def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
+        """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
+        it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`:
+        mostly the cold superstep after it, run by the ``n`` left) -- no release with a
+        superstep left that cannot pay."""
+        cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
+        price, how = self.scale_in_prices(ctx.history, [n], ctx.current)
+        held = float(price[0]) * n
+        saved = float(ctx.current * cur_t - n * new_t)
+        if saved > held:
+            return None
+        return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
+                f"supersteps, not more than it costs (~{held:.0f}: {float(price[0]):.1f}s, {how}, "
+                f"at {n} executors): keep {ctx.current}")

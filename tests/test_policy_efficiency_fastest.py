@@ -1,0 +1,162 @@
+"""The efficiency and fastest rules (no Spark): releases within a runtime bound, and the shortest
+run within a baseline's executor-seconds; the policies with the real resource model."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iterflow.model.resource import ResourceModel
+from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
+from iterflow.loop.reconfig import Reconfiguration
+
+from fakes import H
+from policy_fakes import QUICK, FakeModel, row, flat, FakeCluster, total_seconds, executor_seconds, sizes
+
+
+def test_fastest_counts_a_rescale_pause_as_spent():
+    m = FakeModel(1.0, 0.1)
+    hist = flat(3, 4, m)
+    quiet = FastestPolicy(4, max_executors=8, max_iterations=20, **QUICK).decide(**H(hist, m)).reason
+    hist[1].update(actuation_seconds=30.0, relayout_seconds=20.0, executors_active=4)
+    paused = FastestPolicy(4, max_executors=8, max_iterations=20, **QUICK).decide(**H(hist, m)).reason
+    saved = [float(r.split(" saved so far")[0].rsplit("; ", 1)[1]) for r in (quiet, paused)]
+    assert saved[0] - saved[1] == pytest.approx(50.0 * 4)
+
+
+def test_efficiency_releases_executors_as_work_shrinks_within_the_bound():
+    m = FakeModel(1.0, 0.01)
+    works = [10_000.0 * 0.6 ** i for i in range(25)]  # a shrinking active set with a long tail
+    cluster = FakeCluster(a=1.0, b=0.01)
+    p = EfficiencyPolicy(threshold=0.05, slowdown_bound=0.1, max_executors=16, min_executors=1,
+                         scale_in_seconds=0)  # free in the fake cluster
+    hist = cluster.run(p, 16, works, m)
+    e = sizes(hist)
+    assert e[0] == 16 and e[-1] <= 2 and e == sorted(e, reverse=True), e  # only ever releases
+    static_max = cluster.run(StaticPolicy(), 16, works)
+    assert total_seconds(hist) <= 1.1 * total_seconds(static_max)
+    assert executor_seconds(hist) < 0.75 * executor_seconds(static_max)
+    assert any("gains" in reason and "release to" in reason for _, _, reason in p.log)
+
+
+def test_efficiency_keeps_every_executor_while_they_pay_off():
+    m = FakeModel(1.0, 0.01)
+    p = EfficiencyPolicy(threshold=0.05, max_executors=16, **QUICK)
+    r = p.decide(**H(flat(3, 16, m, work=1e6), m))
+    assert r.executors is None and "keep 16" in r.reason
+    r = p.decide(**H(flat(3, 4, m, work=1e6), m))  # far off max: the bound is broken, urgent
+    assert r.executors == 16 or (r.executors and r.executors > 12)
+
+
+def test_fastest_stays_at_the_baseline_when_work_is_flat():
+    m = FakeModel(1.0, 0.01)  # cost e·(1 + 100/e) grows with e: nothing to gain within budget
+    p = FastestPolicy(4, max_executors=16, max_iterations=12, **QUICK)
+    r = p.decide(**H(flat(3, 4, m), m))
+    assert r.executors is None and "keep 4" in r.reason and "+0 saved so far" in r.reason
+
+
+def test_fastest_spends_the_baseline_budget_where_the_work_is():
+    works = [400_000.0 * 0.7 ** i for i in range(20)]
+    cluster = FakeCluster(a=1.0, b=0.01)
+    m = FakeModel(1.0, 0.01)
+    base = cluster.run(StaticPolicy(), 4, works)
+    p = FastestPolicy(4, max_executors=16, max_iterations=20, wait_count=2, rescale_seconds=0.0,
+                      scale_in_seconds=0.0)  # free here
+    hist = cluster.run(p, 4, works, m)
+    assert max(sizes(hist)) > 4 and sizes(hist)[-1] < 4  # more executors early, fewer late ...
+    assert total_seconds(hist) < 0.95 * total_seconds(base)  # ... for a shorter run
+    assert executor_seconds(hist) <= 1.02 * executor_seconds(base)  # ... within the budget
+    assert "executor-second budget" in hist[-2]["reason"]
+    assert "nothing left to rescale for (~0 supersteps left" in hist[-1]["reason"]
+    assert all(d in ("up", "down") for _, d, _ in p.log) and len(p.log) >= 2  # the changes, logged
+
+
+def test_fastest_leaves_room_in_the_budget_for_the_rescale_itself():
+    """The plan that spends the budget where the work is must also pay for its rescale: the
+    pause is spent at the new size (k-means on the emulated cluster went 1 -> 4 with a plan
+    costing its whole budget, then spent 4x the executor-seconds of static)."""
+    works = [400_000.0 * 0.7 ** i for i in range(20)]
+    m = FakeModel(1.0, 0.01)
+    free = FastestPolicy(4, max_executors=16, max_iterations=20, rescale_seconds=0.0, **QUICK)
+    hist = FakeCluster(a=1.0, b=0.01).run(StaticPolicy(), 4, works)[:3]
+    assert free.decide(**H(hist, m)).executors > 4
+    dear = FastestPolicy(4, max_executors=16, max_iterations=20, rescale_seconds=0.0, **QUICK)
+    dear.learn_rescales([{"superstep": 3, "actuation_seconds": 400.0, "relayout_seconds": 100.0}])
+    r = dear.decide(**H(hist, m))
+    assert r.executors is None
+    assert "executor-seconds rescaling (~500.0s, learned from 1 rescale of earlier runs)" in r.reason
+
+
+def test_fastest_scales_in_at_once_when_over_budget():
+    m = FakeModel(1.0, 0.01)
+    hist = flat(3, 8, m)  # ran at 8 (more executor-seconds than 4 would have spent)
+    p = FastestPolicy(4, max_executors=16, max_iterations=12, wait_count=3, cooldown=5, warmup=0,
+                      scale_in_seconds=0)
+    r = p.decide(**H(hist, m))
+    assert r.executors is not None and r.executors < 4 and "over budget at 8" in r.reason
+
+
+def _fitted_resource_model(a: float = 2.0, b: float = 0.1) -> ResourceModel:
+    rng = np.random.default_rng(0)
+    m = np.repeat([1.0, 2.0, 4.0, 8.0, 16.0], 4)
+    w = np.tile([500.0, 1000.0, 2000.0, 1000.0], 5)
+    y = (a + b * w / m) * np.exp(rng.normal(0.0, 0.02, m.size))
+    return ResourceModel().fit(np.column_stack([m, w]), y)
+
+
+def test_policies_with_a_fitted_resource_model():
+    model = _fitted_resource_model()
+    fake = FakeModel(2.0, 0.1)
+    hist = [row(i, 4, fake.predict_seconds(4, 1000.0), work=1000.0) for i in (1, 2, 3)]
+    r = TargetPolicy(250, max_executors=16, max_iterations=20, **QUICK).decide(**H(hist, model))
+    expected = TargetPolicy(250, max_executors=16, max_iterations=20, **QUICK).decide(**H(hist, fake))
+    assert r.executors is not None and abs(r.executors - expected.executors) <= 1
+    assert "model (error ±" in r.reason
+    r = EfficiencyPolicy(max_executors=16, **QUICK).decide(**H(
+        [row(i, 16, 2.5, work=10.0) for i in (1, 2, 3)], model))
+    assert r.executors is not None and r.executors < 16
+    r = FastestPolicy(4, max_executors=16, max_iterations=20, **QUICK).decide(**H(hist, model))
+    assert r.executors in (None, 3, 4, 5)
+
+
+def test_driver_style_online_model_and_noop_rows():
+    """The driver's loop: observe from superstep 2 on, then decide; rows without optional keys."""
+    model = ResourceModel()
+    p = TargetPolicy(160, max_executors=8, max_iterations=10)
+    hist = []
+    for i in range(1, 4):
+        hist.append({"superstep": i, "wall_seconds": 12.0, "executors": 2, "cores": 2,
+                     "partitions": 4, "delta": None, "work": 100.0})
+        if i > 1:
+            model.observe(2, 100.0, 12.0)
+        r = p.decide(**H(hist, model))
+        assert isinstance(r, Reconfiguration) and r.executors is None  # inside the band: keep 2
+    assert not p.log
+
+
+def test_efficiency_counts_the_rescale_price_inside_its_runtime_bound():
+    """A release is within the slowdown bound only with its measured pause spread over the
+    supersteps left: near the end the same release would break the bound, so it is not made."""
+    m = FakeModel(10.0, 0.01)  # 10 + 100/e seconds a superstep: a release saves executor-seconds
+
+    def decide(left: int) -> Reconfiguration:
+        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=0.5, max_iterations=4 + left, **QUICK)
+        hist = flat(4, 16, m)
+        hist[1].update(decision="down", actuation_seconds=5.0, relayout_seconds=0.0)  # a measured scale-in
+        return p.decide(**H(hist, m))
+
+    many, few = decide(400), decide(2)
+    assert many.executors == 8  # 22.5 s <= 1.4 x 16.25 s (the bound inside the dead band)
+    assert few.executors == 10  # 8 would pay 5 s / 2 supersteps more: 25 s, out of the bound
+
+
+def test_fastest_spends_up_to_its_budget_multiple():
+    """Work that scales well enough for 1.2x the baseline's executor-seconds, not for 1x."""
+    m = FakeModel(0.2, 0.01)  # 0.2 + 100/e s: 8 executors cost 1.1x what 4 do, and run 1.8x faster
+    hist = flat(3, 4, m)
+    same = FastestPolicy(4, max_executors=8, max_iterations=20, rescale_seconds=0, **QUICK).decide(**H(hist, m))
+    more = FastestPolicy(4, budget=1.2, max_executors=8, max_iterations=20, rescale_seconds=0,
+                         **QUICK).decide(**H(hist, m))
+    assert same.executors is None and more.executors is not None and more.executors > 4, more.reason
+    assert "1.2x baseline 4" in more.reason
+    with pytest.raises(ValueError, match="budget"):
+        FastestPolicy(4, budget=0, max_executors=8)

@@ -1,0 +1,128 @@
+"""What a rescale costs every adaptive policy (no Spark): a scale-out must save more than its price,
+a scale-in pay its own, each learned from this run, earlier runs or the prior."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from iterflow.loop.records import records
+from iterflow.policies.forecast import forecast
+from iterflow.policies import EfficiencyPolicy, TargetPolicy
+from iterflow.loop.reconfig import Reconfiguration
+
+from fakes import H
+from policy_fakes import QUICK, FakeModel, row, flat
+
+
+def test_scale_out_must_save_more_than_a_rescale_costs():
+    m = FakeModel(1.0, 0.1)  # 1 + 1000/cores seconds: 251s at 4, 126s at 8
+    for left, expect in ((1, None), (30, 8)):  # one superstep left: 125s saved < 200s of rescale
+        p = TargetPolicy(3 * 251 + left * 120, max_executors=8, max_iterations=3 + left, rescale_seconds=200,
+                         **QUICK)
+        r = p.decide(**H(flat(3, 4, m), m))
+        assert r.executors == expect, r.reason
+        if expect is None:
+            # out of reach at any size: the earliest finish is here, once the rescale is priced
+            assert "earliest predicted finish 1004.0s at 4 executors (a rescale priced 200.0s, prior)" in r.reason
+    # a rescale measured in this run replaces the prior
+    p = TargetPolicy(3 * 251 + 120, max_executors=8, max_iterations=4, rescale_seconds=200, **QUICK)
+    hist = flat(3, 4, m)
+    hist[0].update(actuation_seconds=20.0, relayout_seconds=10.0)
+    r = p.decide(**H(hist, m))
+    assert r.executors == 8 and "would save" not in r.reason
+
+
+def test_first_rescale_is_priced_from_earlier_runs():
+    """A policy that learned from earlier runs that a rescale costs ~220 s (pause + the cold
+    superstep after it) does not pay a 10 s prior's price; this run's own rescales still
+    take precedence."""
+    m = FakeModel(1.0, 0.1)
+    earlier = pd.DataFrame([{"superstep": 4, "actuation_seconds": 150.0, "relayout_seconds": 50.0},
+                            {"superstep": 5, "actuation_seconds": float("nan"), "relayout_seconds": float("nan"),
+                             "cold_seconds": 20.0},  # the superstep after a rescale ran slow: part of its cost
+                            {"superstep": 6, "actuation_seconds": 180.0, "relayout_seconds": 40.0}])
+    target = 3 * 251 + 120
+    naive = TargetPolicy(target, max_executors=8, max_iterations=4, rescale_seconds=10, **QUICK)
+    assert naive.decide(**H(flat(3, 4, m), m)).executors == 8
+    p = TargetPolicy(target, max_executors=8, max_iterations=4, rescale_seconds=10, **QUICK)
+    assert p.learn_rescales(earlier) == 2
+    r = p.decide(**H(flat(3, 4, m), m))
+    assert r.executors is None
+    assert "a rescale priced 220.0s, learned from 2 rescales of earlier runs" in r.reason
+    hist = flat(3, 4, m)
+    hist[0].update(actuation_seconds=20.0, relayout_seconds=10.0)
+    assert p.decide(**H(hist, m)).executors == 8
+
+
+def test_a_scale_in_must_pay_its_measured_price_over_its_prior():
+    """A release is priced by this cluster's measured scale-ins (not by a scale-out's executor
+    start), over the prior (0 here, ``QUICK``): with too few supersteps left to save what its
+    cold superstep costs the executors left, the executors stay."""
+    m = FakeModel(1.0, 0.01)  # 1 + 100/e seconds a superstep: little gain above a few executors
+
+    def decide(left: int, down_price: float | None) -> Reconfiguration:
+        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=100.0, max_iterations=4 + left, **QUICK)
+        hist = flat(4, 16, m)
+        if down_price is not None:  # an earlier scale-in of this run: 16 -> 16 (the size kept)
+            hist[1].update(decision="down", actuation_seconds=down_price, relayout_seconds=0.0)
+        return p.decide(**H(hist, m))
+
+    assert decide(1, None).executors is not None and decide(1, None).executors < 16  # unmeasured: the prior, 0
+    held = decide(1, 60.0)
+    assert held.executors is None and "not more than it costs" in held.reason and "1 scale-in" in held.reason
+    assert decide(200, 60.0).executors < 16  # a long tail pays for it
+
+
+def test_a_scale_in_is_priced_one_superstep_at_the_new_size_until_measured():
+    # (one superstep as this run's ran -- the state is re-read whole -- at the new size)
+    """The superstep after a release re-reads the removed executors' cached state (measured
+    here: ~1 superstep): with one superstep left, a release does not pay; with many, it does."""
+    m = FakeModel(1.0, 0.01)
+    for iterations, release in ((4, False), (30, True)):
+        p = TargetPolicy(5000, max_executors=16, max_iterations=iterations, wait_count=1, cooldown=0, warmup=0)
+        r = p.decide(**H(flat(3, 16, m), m))
+        assert (r.executors is not None and r.executors < 16) == release, r.reason
+    cost, how = TargetPolicy(100, max_executors=4).scale_in_cost([])
+    assert cost is None and how == "prior: one superstep as this run's ran, at the new size"
+
+
+def test_a_scale_out_is_not_priced_by_the_scale_ins_measured():
+    from iterflow.loop.records import records, rescale_costs
+
+    rows = [row(1, 4, 5.0), row(2, 4, 5.0, decision="down", actuation_seconds=0.2),
+            row(3, 2, 6.0, cold_seconds=1.0), row(4, 2, 5.0, decision="up", actuation_seconds=3.0),
+            row(5, 4, 9.0, cold_seconds=4.0), row(6, 4, 5.0)]
+    hist = records(rows)
+    assert rescale_costs(hist, "down") == [pytest.approx(1.2)]
+    assert rescale_costs(hist, "up") == [pytest.approx(7.0)]
+    assert TargetPolicy(100, max_executors=4).rescale_cost(hist)[0] == pytest.approx(7.0)
+
+
+def test_a_release_in_a_vanishing_tail_still_pays_the_state_re_read():
+    """WCC's tail: the forecast work is ~0, so a release "saves" ~0 -- but the superstep after
+    it re-reads the state at the new size, priced from the supersteps this run ran."""
+    m = FakeModel(1.0, 0.01)
+    hist = flat(6, 4, m, work=10_000.0) + [row(7, 4, 1.2, work=1.0)]
+    p = TargetPolicy(5000, max_executors=4, max_iterations=10, wait_count=1, cooldown=0, warmup=0)
+    price, _ = p.scale_in_prices(records(hist), [1, 2], 4)
+    assert price == pytest.approx([4 * 26.0, 2 * 26.0])  # median superstep 26 s at 4, at 1 and 2
+    r = p.decide(**H(hist, m))
+    assert r.executors is None, r.reason
+
+
+def test_a_release_is_priced_from_the_programs_own_runs_not_the_clusters():
+    """A scale-in's price is the program's cached data re-read: another program's (the
+    calibration job's 0.4 s) does not price this one's releases; a scale-out's does."""
+    other = pd.DataFrame([{"superstep": 4, "actuation_seconds": 5.0, "relayout_seconds": 0.0, "decision": "up"},
+                          {"superstep": 8, "actuation_seconds": 0.4, "relayout_seconds": 0.0, "decision": "down"}])
+    own = pd.DataFrame([{"superstep": 6, "actuation_seconds": 0.3, "relayout_seconds": 0.0, "decision": "down"},
+                        {"superstep": 7, "actuation_seconds": float("nan"), "relayout_seconds": float("nan"),
+                         "cold_seconds": 2.5}])
+    p = TargetPolicy(100.0, max_executors=4)
+    assert p.learn_rescales(other, scale_ins=[]) == 1
+    assert p.scale_in_cost([]) == (None, "prior: one superstep as this run's ran, at the new size")
+    assert p.rescale_cost([])[0] == 5.0
+    p.learn_rescales(pd.concat([other, own]), scale_ins=own)
+    assert p.scale_in_cost([])[0] == pytest.approx(2.8)  # the release's pause and its cold superstep
+    p.learn_rescales(other)  # no split given: every record prices both, as before
+    assert p.scale_in_cost([])[0] == pytest.approx(0.4)
