@@ -273,8 +273,6 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
             if spec.policy != "dynamic-allocation" and not resume:  # a fresh run: from earlier ones of the input, or the cluster's calibration
                 planned = driver.planned_start(like, max_iterations=spec.iterations)
             start = planned or (spec.executors if spec.policy != "dynamic-allocation" else None)
-            if driver.start_reason:
-                log.warning("%s", driver.start_reason)
             if start:  # before the input is loaded and cached: its blocks land where they stay
                 from iterflow.actuate.executors import ExecutorActuator
 

@@ -255,7 +255,8 @@ class IterationDriver:
         if want is None:
             return None
         self.start_reason = want.reason
-        log.info("%s policy, before superstep 1: %s", self.policy.name, want.reason)
+        # shown without --verbose: the run does not start where it was told to
+        log.warning("%s policy, before superstep 1: %s", self.policy.name, want.reason)
         return int(want.executors)
 
     def _warm_start(self) -> None:

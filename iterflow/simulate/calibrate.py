@@ -61,7 +61,7 @@ def calibrate(base: RecordedRun, others: Sequence[RecordedRun], params: Params, 
             continue  # a table that did not record the run's target cannot say what it was asked
         setup = Setup(start, cores, max_executors, options=opts)
         sim = simulate(base, build(name, setup), start, cores, params, plan=plan_of(o),
-                       past=past if name != "static" else ())
+                       past=past if name != "static" else (), planned_start=False)  # where it started
         real_t, real_c = runtime(o.records), cost(o.records)
         same, n = same_decisions(o, sim.records) if name != "static" else (0, 0)
         rows.append({"base": base.name, "run": o.name, "policy": name, "start_executors": start,
