@@ -70,6 +70,7 @@ def main() -> None:
     apart = bool(args.tables) and len(sources) > 1  # latencies from the other tables only
     params = learn(every)
     calibrated = from_profile(Path(args.profile)) if args.profile else None
+    priced = profile_records(Path(args.profile)) if args.profile else []  # what priced the runs' rescales
     with_slow = []  # the same runs simulated with the task slow-down of the session's other programs
     judged = set(args.judge.split(",")) if args.judge else {name for name, _ in sources}
     for name, options in sources:
@@ -96,10 +97,11 @@ def main() -> None:
                 used.append(f"{name}: {prog}, base {base.name} ({base.sizes[0]} executors, "
                             f"{'sketched tasks' if base.sketched else 'stage_tasks'}), {len(others)} other runs")
                 used.append(f"    task slow-down of the session's other programs: {', '.join(d for d in held_out.describe() if d.startswith('contention'))}")
-                for row in calibrate(base, others, params, top, options):
+                cold = ("target",) if name.startswith("pareto") else ()  # pareto.py's target starts cold
+                for row in calibrate(base, others, params, top, options, cold=cold, prices=priced):
                     rows.append({"table": name, "program": prog, **row})
                 with_slow += [{"table": name, "program": prog, **row}
-                              for row in calibrate(base, others, held_out, top, options)]
+                              for row in calibrate(base, others, held_out, top, options, cold=cold, prices=priced)]
     df = pd.DataFrame(rows)
     slow = pd.DataFrame(with_slow)
     ok = lambda d: float(((d.runtime_error.abs() <= GOAL_ERROR) & (d.executor_s_error.abs() <= GOAL_ERROR)).mean())
@@ -131,6 +133,13 @@ def pairs(static: list, mine: list, how: str) -> list[tuple[Any, list]]:
         if same:
             out.setdefault(id(same[0]), (same[0], []))[1].append(run)
     return list(out.values())
+
+
+def profile_records(path: Path) -> list:
+    """The calibration job's superstep records (pareto.py prices every policy's rescales with them)."""
+    from iterflow.cluster.profile import ClusterProfile
+
+    return ClusterProfile.from_dict(json.loads(path.read_text()), str(path)).records()
 
 
 def from_profile(path: Path) -> Params:

@@ -179,7 +179,8 @@ def main() -> int:
                 s = target_start(W, slow) if args.target_start == "plan" else W if args.target_start == "max" else 1
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
                     go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
-                                              prompt_release=RELEASE[args.target_release]), s, [],
+                                              prompt_release=RELEASE[args.target_release],
+                                              cold_start_plan=args.target_start == "plan"), s, [],
                        model=LiveModel(replay=ReplayModel(contention=slow)), cluster_past=priced,
                        target_seconds=float(target))
                 # the static sizes again, in reverse order: the session warms up as it goes, so

@@ -6,9 +6,9 @@ item 5, Spark-free): which rule of the policy costs the executor-seconds?
 
 Per job of the table: the base is its first static-1 run; every static size 1..max and
 ``target`` at each target the table's target runs were given are simulated from it, ``target``
-as ``pareto.py`` runs it (start at the maximum, no earlier run of the program, the rescales
-priced by the cluster's calibration job, whose profile also gives the simulator's latencies and
-task slow-down). Printed per job: targets met (within 5 %) and executor-seconds against the
+as ``pareto.py`` runs it (its start planned from the cluster's calibration, no earlier run of
+the program, the rescales priced by the calibration job, whose profile also gives the
+simulator's latencies and task slow-down; ``--start N``: at N, no plan). Printed per job: targets met (within 5 %) and executor-seconds against the
 cheapest *simulated* static size meeting the same target -- the simulator judged against
 itself, so a rule's cost shows without the session's noise. ``--set k=v``: policy options
 (``warmup=0``, ``margin=0.05``, ...), to compare rules side by side.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import sys
 from pathlib import Path
 
@@ -52,16 +53,17 @@ def main() -> int:
     ap.add_argument("--table", required=True, help="a pareto.py superstep table in experiments/results")
     ap.add_argument("--profile", required=True, help="the cluster profile JSON pareto.py wrote next to it")
     ap.add_argument("--set", action="append", default=[], help="policy option key=value (repeatable)")
-    ap.add_argument("--start", type=int, default=None, help="target's start size (default the maximum)")
+    ap.add_argument("--start", type=int, default=None,
+                    help="target's start size, no start plan (default: the policy's plan from the maximum)")
     ap.add_argument("--why", default=None, help="JOB:N -- print the decisions of the N-th target of JOB")
     args = ap.parse_args()
     opts = options(args.set)
     params = from_profile(Path(args.profile))
-    import json
     prices = ClusterProfile.from_dict(json.loads(Path(args.profile).read_text()), args.profile).records()
     runs = load(str(RESULTS / args.table))
     top = max(max(r.sizes) for r in runs)
-    print(f"target_whatif {args.table}: options {opts or 'defaults'}, start {args.start or top}")
+    print(f"target_whatif {args.table}: options {opts or 'defaults'}, start "
+          f"{args.start if args.start else 'planned from ' + str(top)}")
     ratios_all = []
     for prog in sorted({program(r) for r in runs}):
         mine = [r for r in runs if program(r) == prog]
@@ -76,7 +78,7 @@ def main() -> int:
         met, ratios, paths = 0, [], []
         for i, t in enumerate(targets):
             p = build("target", Setup(start, cores, top, options={"target_seconds": t, **opts}))
-            sim = simulate(base, p, start, cores, params, prices=prices)
+            sim = simulate(base, p, start, cores, params, prices=prices, planned_start=args.start is None)
             ok = [s for s in static.values() if s.runtime <= (1 + MET) * t]
             cheapest = min((s.executor_seconds for s in ok), default=float("nan"))
             met += sim.runtime <= (1 + MET) * t

@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 
 from iterflow.loop.records import records
-from iterflow.policies.forecast import forecast
 from iterflow.policies import EfficiencyPolicy, TargetPolicy
 from iterflow.loop.reconfig import Reconfiguration
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from iterflow.model.resource import ResourceModel
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.records import records
-from iterflow.policies.forecast import forecast
 from iterflow.policies import StaticPolicy, TargetPolicy
 
 from fakes import H

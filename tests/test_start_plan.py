@@ -178,16 +178,31 @@ def test_a_cold_target_starts_at_the_fastest_size_the_clusters_calibration_knows
 
 def test_a_target_that_repeats_an_earlier_run_starts_at_the_cheapest_size_that_meets_it():
     """Earlier runs of the input: the run planned as a repeat of the last one. 8 supersteps of
-    0.5 + 10/e s: 84 s at 1, 44 s at 2, 30.7 s at 3, 24 s at 4 executors."""
+    0.5 + 10/e s, padded by the model's 5 % error: 88.2 s at 1, 46.2 s at 2, 32.2 s at 3,
+    25.2 s at 4 executors."""
     m = Linear(0.5, 0.01)
     past = records(past_run([1000.0] * 8, model=m))
-    want = TargetPolicy(50, max_executors=4).plan_start(past, m)  # 44 s within 50 / 1.1
-    assert want is not None and want.executors == 2 and "planned as a repeat of the last run (8 supersteps" in want.reason
-    assert TargetPolicy(36, max_executors=4).plan_start(past, m).executors == 3  # 44 > 36/1.1 >= 30.7
-    assert TargetPolicy(26.5, max_executors=4).plan_start(past, m) is None  # only 4 keeps the margin: as configured
+    want = TargetPolicy(52, max_executors=4).plan_start(past, m)  # 46.2 s within 52 / 1.1
+    assert want is not None and want.executors == 2
+    assert "planned as a repeat of the last run (8 supersteps" in want.reason and "padded by its error" in want.reason
+    assert TargetPolicy(48, max_executors=4).plan_start(past, m).executors == 3  # 46.2 > 48 / 1.1 >= 32.2
+    assert TargetPolicy(27, max_executors=4).plan_start(past, m) is None  # only 4 meets it: as configured
+    tight = TargetPolicy(27, max_executors=4, start_executors=1).plan_start(past, m)
+    assert tight.executors == 4 and "no size keeps the 10% margin: the fewest executor-seconds still meeting" in tight.reason
     late = TargetPolicy(20, max_executors=4, start_executors=1).plan_start(past, m)
     assert late is not None and late.executors == 4 and "out of reach at every size: the earliest finish" in late.reason
-    assert TargetPolicy(50, max_executors=4).plan_start(past, m, max_iterations=4).executors == 1  # 42 s: half the run
+    assert TargetPolicy(52, max_executors=4).plan_start(past, m, max_iterations=4).executors == 1  # 44.1 s: half the run
+    # a run known to be longer than the last one: its extra supersteps planned at the last one's work
+    longer = TargetPolicy(60, max_executors=4).plan_start(past, m, max_iterations=12)
+    assert longer.executors == 3 and "(12 supersteps" in longer.reason  # 8 supersteps would have said 2
+    assert TargetPolicy(60, max_executors=4).plan_start(past, m).executors == 2
+
+
+def test_a_cold_start_plan_can_be_turned_off_and_says_when_earlier_runs_fit_no_model():
+    model = LiveModel(replay=ReplayModel(contention=CALIBRATED))
+    assert TargetPolicy(30, max_executors=4, cold_start_plan=False).plan_start([], model) is None
+    unfitted = TargetPolicy(30, max_executors=4).plan_start(records(past_run([10.0] * 4)), model)  # no stage tasks
+    assert unfitted.executors == 3 and "earlier runs, but no model fitted on them" in unfitted.reason
 
 
 def test_a_wrapper_passes_the_warm_start_and_the_start_plan_through():
@@ -266,3 +281,17 @@ def test_fastest_keeps_the_start_it_planned_when_the_repeat_says_the_work_is_sti
     r = p.decide(records(hist), m)
     assert "as the earlier run of this input ran (8 supersteps" in r.reason, r.reason
     assert "~6 supersteps" in r.reason and r.executors is None  # keeps its start
+
+
+def test_iterflow_run_tells_the_policy_its_cores_per_executor():
+    """A start plan reads the calibration in slots: with ``--cores-per-worker 2`` a task slowed
+    2.5x at 4 slots makes 1 executor (2 slots) the fastest -- read as executors, 2 would be."""
+    from iterflow.app.spec import JobSpec, policy_for
+
+    p = policy_for(JobSpec("pagerank", "g.txt", "out", policy="target", target_seconds=30, cores_per_worker=2,
+                           max_executors=2), 2)
+    assert p.cores_per_executor == 2
+    slow = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 1.0, 0.0), (4.0, 2.5, 0.0)))
+    want = p.plan_start([], LiveModel(replay=ReplayModel(contention=slow)))
+    assert want is not None and want.executors == 1 and "at 1 executors" in want.reason
+    assert policy_for(JobSpec("pagerank", "g.txt", "out", policy="fastest", cores_per_worker=2), 4).cores_per_executor == 2

@@ -12,7 +12,7 @@ early and 68-80 ms once warm, and size 3 came out slower than 4. From its record
 not its program's: how much longer the same tasks take at more executors (the mean task seconds
 of each size's steady supersteps, past the executors' warm-up learned from the same records)
 and what a rescale costs -- registration, pause, the cold supersteps of fresh executors and of a
-release (:meth:`iterflow.policies.base.ResourcePolicy.learn_rescales`), all measured the way a
+release (:meth:`iterflow.policies.prices.RescalePrices.learn_rescales`), all measured the way a
 policy's own rescales are.
 """
 from __future__ import annotations

@@ -199,6 +199,8 @@ def _executor_policy(spec: JobSpec, total_executors: int | None):
     kwargs: dict[str, Any] = {"min_executors": spec.min_executors,
                               "max_executors": spec.max_executors or total_executors,
                               "start_executors": spec.executors}
+    if spec.policy != "dynamic-allocation":  # a start plan reads the calibration's slots, not executors
+        kwargs["cores_per_executor"] = spec.cores_per_worker
     if spec.policy == "target":
         kwargs["target_seconds"] = spec.target_seconds
     if spec.budget is not None and spec.policy != "fastest":

@@ -96,7 +96,7 @@ class IterationDriver:
     and ``wait_for_executors`` (False: a scale-out does not stall the barrier): see
     :mod:`iterflow.loop.reconfigure`. ``start_executors``: executors asked for before the
     program loads its input (its caches land where they stay) -- or, on a fresh run, the size
-    the policy plans from earlier runs (:meth:`planned_start`). ``past``: superstep records of
+    the policy plans from earlier runs or the cluster's calibration (:meth:`planned_start`). ``past``: superstep records of
     earlier runs of the program, which warm-start the model and the policy's rescale price.
     ``cluster_past``: records of runs of *other* programs on this cluster (and its calibration,
     ``iterflow cluster calibrate``): a scale-out's price and executors' warm-up are the cluster's,

@@ -57,8 +57,9 @@ class Policy(Protocol):
 
     def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Any:
         """Before the first superstep of a fresh run, after the warm start from earlier runs:
-        ``past``, the earlier runs this one repeats (same program and input), ``model`` fitted on
-        the program's runs, ``max_iterations`` this run's bound. A ``Want`` -- the executors to
+        ``past``, the earlier runs this one repeats (same program and input; empty on a cold
+        start, where a policy may still plan from the cluster's calibration, ``model.contention``),
+        ``model`` fitted on the program's runs, ``max_iterations`` this run's bound. A ``Want`` -- the executors to
         start at instead of the configured ones, and why -- or ``None`` to start as configured."""
         ...
 

@@ -67,7 +67,7 @@ class TargetPolicy(AdaptivePolicy):
     name = "target"
 
     def __init__(self, target_seconds: float, *, margin: float = 0.1, slack: float = 0.5,
-                 prompt_release: bool | None = None, **common: Any) -> None:
+                 prompt_release: bool | None = None, cold_start_plan: bool = True, **common: Any) -> None:
         if not target_seconds > 0:
             raise ValueError(f"target_seconds must be > 0 (got {target_seconds})")
         if not 0 <= margin < slack:
@@ -75,6 +75,7 @@ class TargetPolicy(AdaptivePolicy):
         super().__init__(**common)
         self.target_seconds, self.margin, self.slack = float(target_seconds), margin, slack
         self.prompt_release = prompt_release
+        self.cold_start_plan = cold_start_plan  # False: start where told (pareto.py --target-start max)
 
     def _want(self, ctx: Context) -> Want:
         elapsed = elapsed_seconds(ctx.history)
@@ -142,46 +143,70 @@ class TargetPolicy(AdaptivePolicy):
         return Want(ctx.current, f"{head}; within the band, keep {ctx.current}")
 
     def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Want | None:
-        """The size to start at. With earlier runs of the program (``past``, the model fitted on
-        them): the run planned as a repeat of the last one -- the cheapest size whose predicted
-        finish keeps the margin, else the earliest finish. From a cold start (nothing of the
-        program known) the start is what the policy needs to meet any target -- the fastest
-        size -- and the cluster's calibration says which size that is
-        (:meth:`~iterflow.model.contention.Contention.fastest`): on the emulated cluster a task
-        runs 1.62x slower at 4 slots than at 1 and 1.11x at 3, so 4 executors finish no sooner
-        than 3 and hold a third more; started at 4, the first two supersteps (before a release
-        can be sized) cost PageRank's and k-means' targets 1.2-1.4x the executor-seconds of
-        the cheapest static size (stop 29). ``None``: start as configured."""
+        """The size to start at, or ``None``: as configured (from a cold start always, with
+        ``cold_start_plan=False``).
+
+        With earlier runs of the input (``past``, the model fitted on them): the run planned as a
+        repeat of the last one -- its work per superstep, extended with its last superstep's
+        where this run's known length is longer -- each size's predicted finish padded by the
+        model's own error as a release is; the cheapest size keeping the margin, else the
+        cheapest still meeting the target, else the earliest finish. This may start above the
+        configured size: the plan is what scaling out at barrier 2 would cost more to reach.
+
+        From a cold start (nothing of the program known) the start must be able to meet any
+        target -- the fastest size -- and the cluster's calibration says which size that is
+        (:meth:`~iterflow.model.contention.Contention.fastest`): never above the configured
+        start. On the emulated cluster a task runs 1.11-1.17x as long at 3 slots as at 1 and
+        1.59-1.62x at 4, and the calibration job's own supersteps ran 1.01-1.14 s at 3
+        executors against 1.24-1.37 s at 4 (three sessions, 8 partitions: the third wave at 3
+        does not undo it); started at 4, the first two supersteps (before a release can be
+        sized) cost PageRank's and k-means' targets 1.2-1.4x the executor-seconds of the
+        cheapest static size (stop 29)."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
         E = np.arange(self.min_executors, self.max_executors + 1)
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat and model is not None else None
         if pred is not None and pred.fitted:
-            run = last_run(past)
-            works = np.array(self.repeat[:min(b for b in (max_iterations, self.max_iterations, len(self.repeat)) if b)])
-            T = pred.seconds(E, works).sum(axis=1) + works.size * mean_barrier(run)
-            goal = self.target_seconds / (1 + self.margin)
-            ok = np.flatnonzero(T <= goal)
-            k = int(ok[np.argmin(E[ok] * T[ok])]) if ok.size else int(np.argmin(T))
-            why = (f"planned as a repeat of the last run ({works.size} supersteps, {pred.note}): "
-                   + (f"the fewest executor-seconds finishing within the target's {self.margin:.0%} margin, "
-                      if ok.size else "the target is out of reach at every size: the earliest finish, ")
-                   + f"{T[k]:.1f}s for {E[k] * T[k]:.0f} executor-seconds")
+            n, why = self._repeat_plan(E, pred, last_run(past), max_iterations)
         else:
             slow = getattr(model, "contention", None)
-            if slow is None or slow.none:
+            if not self.cold_start_plan or slow is None or slow.none:
                 return None
             slots = E * float(self.cores_per_executor)
             k = slow.fastest(slots)
-            at = [slow.task(1.0, float(slots[0]), float(m)) for m in (slots[k], slots[-1])]
-            why = (f"a cold start begins at the fastest size and releases from there; this cluster's calibration "
-                   f"runs a task {at[0]:.2f}x as long at {E[k]} executors as at {E[0]} and {at[1]:.2f}x at {E[-1]}: "
-                   f"no size above {E[k]} finishes sooner")
             if E[k] >= self.start_executors:
                 return None
-        n = int(E[k])
+            at = [slow.task(1.0, float(slots[0]), float(m)) for m in (slots[k], slots[-1])]
+            n = int(E[k])
+            why = (("earlier runs, but no model fitted on them: " if self.repeat else "a cold start: ")
+                   + f"the fastest size, releasing from there; this cluster's calibration runs a task "
+                   f"{at[0]:.2f}x as long at {n} executors as at {E[0]} and {at[1]:.2f}x at {E[-1]}: no size "
+                   f"above {n} runs tasks faster")
         if n == self.start_executors:
             return None
         return Want(n, f"start at {n} executors, not {self.start_executors}: {why}")
+
+    def _repeat_plan(self, E: np.ndarray, pred: Predictor, run: History, max_iterations: int | None) -> tuple[int, str]:
+        """The start size of a run planned as a repeat of ``run`` (see :meth:`plan_start`)."""
+        bound = next((b for b in (max_iterations, self.max_iterations) if b), None)
+        works = list(self.repeat or [])
+        if bound is not None and self.tol is None and bound > len(works):
+            works += works[-1:] * (bound - len(works))  # this run is known to be longer
+        works = np.array(works[:bound] if bound else works)
+        pad = 1 + (pred.error or 0.0)
+        T = (pred.seconds(E, works).sum(axis=1) + works.size * mean_barrier(run)) * pad
+        for goal, how in ((self.target_seconds / (1 + self.margin),
+                           f"the fewest executor-seconds finishing within the target's {self.margin:.0%} margin"),
+                          (self.target_seconds, f"no size keeps the {self.margin:.0%} margin: the fewest "
+                                                f"executor-seconds still meeting the target")):
+            ok = np.flatnonzero(T <= goal)
+            if ok.size:
+                k = int(ok[np.argmin(E[ok] * T[ok])])
+                break
+        else:
+            k, how = int(np.argmin(T)), "the target is out of reach at every size: the earliest finish"
+        return int(E[k]), (f"planned as a repeat of the last run ({works.size} supersteps, {pred.note}"
+                           + (", padded by its error" if pad > 1 else "") + f"): {how}, {T[k]:.1f}s for "
+                           f"{E[k] * T[k]:.0f} executor-seconds")
 
 
 class EfficiencyPolicy(AdaptivePolicy):

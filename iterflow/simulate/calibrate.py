@@ -42,10 +42,14 @@ def same_decisions(real: RecordedRun, sim_records: Sequence[Any]) -> tuple[int, 
 
 
 def calibrate(base: RecordedRun, others: Sequence[RecordedRun], params: Params, max_executors: int,
-              options: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+              options: dict[str, dict[str, Any]] | None = None, *, cold: Sequence[str] = (),
+              prices: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """One row per other run: real and simulated runtime / executor-seconds, their relative
     errors, and the decisions matched. ``options``: per policy name, the options the recorded
-    runs were made with (e.g. ``{"efficiency": {"threshold": 0.1}}``)."""
+    runs were made with (e.g. ``{"efficiency": {"threshold": 0.1}}``); ``cold``: the policies
+    whose runs started with no earlier run of the program (``pareto.py``'s ``target``), replayed
+    so; ``prices``: records of the cluster's calibration job, which priced the runs' rescales.
+    Each run is replayed from where it started (its policy's start plan is not asked again)."""
     cores = base.cores_per_executor
     profiled = sorted({o.steps[0].executors for o in others if policy_of(o) == "static"} | {base.steps[0].executors})
     past = []
@@ -61,7 +65,7 @@ def calibrate(base: RecordedRun, others: Sequence[RecordedRun], params: Params, 
             continue  # a table that did not record the run's target cannot say what it was asked
         setup = Setup(start, cores, max_executors, options=opts)
         sim = simulate(base, build(name, setup), start, cores, params, plan=plan_of(o),
-                       past=past if name != "static" else (), planned_start=False)  # where it started
+                       past=past if name not in ("static", *cold) else (), prices=prices, planned_start=False)
         real_t, real_c = runtime(o.records), cost(o.records)
         same, n = same_decisions(o, sim.records) if name != "static" else (0, 0)
         rows.append({"base": base.name, "run": o.name, "policy": name, "start_executors": start,

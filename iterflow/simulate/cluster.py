@@ -196,10 +196,11 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     warm_start(model, past, warm)
     if past or prices:
         policy.learn_rescales([*past, *prices], scale_ins=past)
-    # as the driver: from earlier runs, or the cluster's calibration
-    planned = policy.plan_start(past, model) if planned_start else None
-    executors = planned.executors if planned is not None else executors
+    # as the driver: from earlier runs, or the cluster's calibration (asked in any case: the
+    # policy also takes the repeated run's work for its forecast there)
     plan = plan or plan_of(run)
+    planned = policy.plan_start(past, model, plan.max_iterations)
+    executors = planned.executors if planned is not None and planned_start else executors
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1)
     E, joins, asked = int(executors), [], None   # joins: seconds until each pending executor registers

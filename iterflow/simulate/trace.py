@@ -170,7 +170,7 @@ class EllisTrace:
 class ProfileModel:
     """The model the policy consults during a replay: the trace's profile, where the run is.
 
-    The driver's :class:`~iterflow.policies.base.Predictor` asks ``predict([[cores, work]])``
+    The driver's :class:`~iterflow.policies.predictor.Predictor` asks ``predict([[cores, work]])``
     for one superstep and multiplies by the supersteps left; the jobs of an Ellis trace differ
     (a setup job, iterations, an evaluation job), so this model answers, per scale-out, the
     ``quantile`` of the profiled time of the jobs still to run divided by how many are left --

@@ -2,8 +2,9 @@
 every policy, as a table or one JSON object (issue 14, item 2).
 
 Policies are built by :func:`~iterflow.policies.registry.make_policy` with the options
-``iterflow run`` gives them (start at ``--executors``; ``fastest``'s baseline is the start
-size), so an option that does not apply to a policy is the same error here as there.
+``iterflow run`` gives them (start at ``--executors``, or where the policy plans its start as
+the driver lets it -- ``target`` from the cluster's calibration; ``fastest``'s baseline is the
+start size), so an option that does not apply to a policy is the same error here as there.
 ``dynamic-allocation`` does nothing at barriers (Spark scales by itself, which this simulator
 does not model): it replays as static at its start size, and the output says so.
 """
