@@ -69,8 +69,9 @@ def main() -> None:
             for name, runs in all_runs.items() for prog in {program(r) for r in runs}}
     apart = bool(args.tables) and len(sources) > 1  # latencies from the other tables only
     params = learn(every)
-    calibrated = from_profile(Path(args.profile)) if args.profile else None
-    priced = profile_records(Path(args.profile)) if args.profile else []  # what priced the runs' rescales
+    profile = load_profile(Path(args.profile)) if args.profile else None
+    calibrated = from_profile(profile) if profile else None
+    priced = profile.records() if profile else []  # the calibration job's records priced the runs' rescales
     with_slow = []  # the same runs simulated with the task slow-down of the session's other programs
     judged = set(args.judge.split(",")) if args.judge else {name for name, _ in sources}
     for name, options in sources:
@@ -135,25 +136,22 @@ def pairs(static: list, mine: list, how: str) -> list[tuple[Any, list]]:
     return list(out.values())
 
 
-def profile_records(path: Path) -> list:
-    """The calibration job's superstep records (pareto.py prices every policy's rescales with them)."""
+def load_profile(path: Path) -> Any:
+    """A cluster profile (JSON written by pareto.py, or one entry of cluster-profiles.json)."""
     from iterflow.cluster.profile import ClusterProfile
 
-    return ClusterProfile.from_dict(json.loads(path.read_text()), str(path)).records()
+    return ClusterProfile.from_dict(json.loads(path.read_text()), str(path))
 
 
-def from_profile(path: Path) -> Params:
+def from_profile(profile: Any) -> Params:
     """The simulator's parameters from a cluster calibration (``iterflow cluster calibrate``'s
     job, :mod:`iterflow.app.calibrate`): its records' rescales and cold supersteps give the
     latencies, its per-size task seconds the task slow-down (where it measured none, the
     priors say so)."""
     from dataclasses import replace
 
-    from iterflow.cluster.profile import ClusterProfile
     from iterflow.model.contention import fit
 
-    doc = json.loads(path.read_text())
-    profile = ClusterProfile.from_dict(doc, str(path))
     params = learn([profile.records()])
     slow = fit([profile.task_seconds])
     how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import sys
 from pathlib import Path
 
@@ -25,8 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calibrate_simulator import RESULTS, from_profile, program  # noqa: E402
-from iterflow.cluster.profile import ClusterProfile  # noqa: E402
+from calibrate_simulator import RESULTS, from_profile, load_profile, program  # noqa: E402
 from iterflow.simulate.calibrate import policy_of  # noqa: E402
 from iterflow.simulate.cluster import simulate  # noqa: E402
 from iterflow.simulate.recorded import load  # noqa: E402
@@ -58,8 +56,8 @@ def main() -> int:
     ap.add_argument("--why", default=None, help="JOB:N -- print the decisions of the N-th target of JOB")
     args = ap.parse_args()
     opts = options(args.set)
-    params = from_profile(Path(args.profile))
-    prices = ClusterProfile.from_dict(json.loads(Path(args.profile).read_text()), args.profile).records()
+    profile = load_profile(Path(args.profile))
+    params, prices = from_profile(profile), profile.records()
     runs = load(str(RESULTS / args.table))
     top = max(max(r.sizes) for r in runs)
     print(f"target_whatif {args.table}: options {opts or 'defaults'}, start "

@@ -90,8 +90,8 @@ class Contention:
         calibration: 1.00x / 1.02x / 1.11x / 1.62x a task at 1-4 slots, throughput 1 / 1.96 /
         2.70 / 2.47: 3). Without a slow-down, the largest."""
         m = np.asarray(slots, float)
-        if self.none or m.size == 0:
-            return int(np.argmax(m)) if m.size else 0
+        if self.none:
+            return int(np.argmax(m))
         base = float(self.sizes[0][0]) if self.sizes else float(m.min())
         rate = m / np.maximum(np.asarray([self.task(1.0, base, float(x)) for x in m], float), 1e-12)
         return int(np.flatnonzero(rate >= rate.max() * (1 - 1e-9))[0])

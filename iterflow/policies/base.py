@@ -137,6 +137,16 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         self.repeat = [r.ran.work if r.ran.work and math.isfinite(r.ran.work) else 1.0 for r in run] or None
         return None
 
+    def _repeat_works(self, max_iterations: int | None, extend: bool = False) -> np.ndarray:
+        """The repeated run's work per superstep (:meth:`plan_start`), cut at this run's bound
+        (``max_iterations``, the policy's own); ``extend``: where that bound is known (no
+        tolerance) and longer than the repeated run, its last superstep's work up to it."""
+        works = list(self.repeat or [])
+        bound = min((b for b in (max_iterations, self.max_iterations) if b), default=None)
+        if extend and bound is not None and self.tol is None and bound > len(works):
+            works += works[-1:] * (bound - len(works))
+        return np.array(works[:bound], float)
+
     # -- the barrier -----------------------------------------------------------------------------
     def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
                plan: RunPlan | None = None) -> Reconfiguration:

@@ -187,11 +187,7 @@ class TargetPolicy(AdaptivePolicy):
 
     def _repeat_plan(self, E: np.ndarray, pred: Predictor, run: History, max_iterations: int | None) -> tuple[int, str]:
         """The start size of a run planned as a repeat of ``run`` (see :meth:`plan_start`)."""
-        bound = next((b for b in (max_iterations, self.max_iterations) if b), None)
-        works = list(self.repeat or [])
-        if bound is not None and self.tol is None and bound > len(works):
-            works += works[-1:] * (bound - len(works))  # this run is known to be longer
-        works = np.array(works[:bound] if bound else works)
+        works = self._repeat_works(max_iterations, extend=True)  # this run may be known to be longer
         pad = 1 + (pred.error or 0.0)
         T = (pred.seconds(E, works).sum(axis=1) + works.size * mean_barrier(run)) * pad
         for goal, how in ((self.target_seconds / (1 + self.margin),
@@ -360,7 +356,7 @@ class FastestPolicy(AdaptivePolicy):
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat else None
         if pred is None or not pred.fitted:
             return None
-        works = np.array(self.repeat[:min(b for b in (max_iterations, self.max_iterations, len(self.repeat)) if b)])
+        works = self._repeat_works(max_iterations)
         E = np.arange(self.min_executors, self.max_executors + 1)
         weights = np.ones(works.size)
         S = pred.seconds(E, works)
