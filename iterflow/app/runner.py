@@ -210,26 +210,6 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
     return LiveModel(replay=ReplayModel(contention=fit(jobs) if jobs else None)), seen
 
 
-@contextlib.contextmanager
-def mlflow_store_lock() -> Iterator[None]:
-    """One process at a time opens a local (sqlite) MLflow store: two runs starting at once on
-    a new store would both create its tables, and one would fail ("table ... already exists")."""
-    import fcntl
-
-    from iterflow.app.tracking import tracking_uri
-
-    uri = tracking_uri()
-    if not uri.startswith("sqlite:///"):
-        yield
-        return
-    fd = os.open(uri[len("sqlite:///"):] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | None = None,
             on_start: Callable[[str], None] | None = None, run_id: str | None = None,
             resume: bool = False, on_plan: Callable[[RunPlan], None] | None = None) -> RunResult:
@@ -286,8 +266,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                       "partitions": partitions, "checkpoint_interval": spec.checkpoint_interval,
                       "rebalance": spec.rebalance, "switch_to_delta": spec.switch_to_delta,
                       "wait_for_executors": spec.wait_for_executors, "cluster": key}
-            with mlflow_store_lock() if spec.track else contextlib.nullcontext():
-                tracker = RunTracker(params) if spec.track else None
+            tracker = RunTracker(params) if spec.track else None
             if tracker:
                 tracker.mlflow.set_tags({"iterflow.run_id": store.run_id, "iterflow.resumed": str(resume),
                                          **({"iterflow.start_reason": driver.start_reason[:5000]}

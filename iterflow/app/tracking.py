@@ -28,10 +28,41 @@ EXPERIMENT = "iterflow"
 
 
 def tracking_uri() -> str:
+    """The store's URI; a local (sqlite) store is created private and its tables ready."""
     uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
     if uri.startswith("sqlite:///"):
         _private_file(Path(uri[len("sqlite:///"):]))
+        _tables_ready(uri)
     return uri
+
+
+_READY: set[str] = set()
+
+
+def _tables_ready(uri: str) -> None:
+    """Create a new local store's tables once per process, one process at a time (``flock`` on
+    ``<db>.lock``): two runs starting at once on a new store would both migrate its schema, and
+    one would fail with "table _alembic_tmp_tags already exists" -- on any first access (a
+    history read as much as the run's own tracking), so every access comes through here."""
+    if uri in _READY:
+        return
+    import fcntl
+
+    from mlflow.tracking import MlflowClient
+
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    # a new store's schema migrations log ~50 INFO lines through alembic's own handlers:
+    # expected, so not shown unless ITERFLOW_VERBOSE (errors still raise)
+    quiet = contextlib.nullcontext() if os.environ.get("ITERFLOW_VERBOSE") else \
+        contextlib.redirect_stderr(io.StringIO())
+    fd = os.open(uri[len("sqlite:///"):] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with quiet:
+            MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+    finally:
+        os.close(fd)
+    _READY.add(uri)
 
 
 def _private_file(db: Path) -> None:
@@ -65,16 +96,10 @@ class RunTracker:
                  run_name: str | None = None) -> None:
         import mlflow
 
-        logging.getLogger("alembic").setLevel(logging.WARNING)
         self.mlflow = mlflow
-        # a new store's schema migrations log ~50 INFO lines through alembic's own handlers:
-        # expected, so not shown unless ITERFLOW_VERBOSE (errors still raise)
-        quiet = contextlib.nullcontext() if os.environ.get("ITERFLOW_VERBOSE") else \
-            contextlib.redirect_stderr(io.StringIO())
         with _private_umask():
             mlflow.set_tracking_uri(tracking_uri())
-            with quiet:
-                mlflow.set_experiment(experiment)
+            mlflow.set_experiment(experiment)
             self.run = mlflow.start_run(run_name=run_name)
             mlflow.log_params({k: str(v)[:500] for k, v in _public(params).items()})
 
