@@ -4,6 +4,7 @@ path ``iterflow run`` uses, after all of them have imported MLflow, so their fir
 to the store overlap."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -43,3 +44,27 @@ def test_processes_opening_a_new_store_at_once_all_log_their_run(tmp_path, monke
     runs = mlflow.search_runs(experiment_names=["iterflow"])
     assert sorted(runs["params.who"]) == ["0", "1", "2", "3"]
     assert set(runs["status"]) == {"FINISHED"}
+
+
+def test_opening_a_new_store_keeps_the_process_logging_and_says_nothing(tmp_path):
+    # MLflow's migrations configure logging (alembic's fileConfig: the root logger's handlers
+    # replaced): a warning logged after the store opened must still reach the process's own
+    # handler (`iterflow run`'s "dropped N self-loops" was lost), and no migration line shows
+    child = textwrap.dedent("""
+        import logging, sys
+        import pandas as pd
+        logging.basicConfig(level=logging.INFO, format="MINE %(name)s: %(message)s")
+        from iterflow.app.tracking import RunTracker, tracking_uri
+        tracking_uri()
+        logging.getLogger("iterflow.inputs").warning("after the store opened")
+        RunTracker({"program": "p"}).finish(pd.DataFrame({"superstep": [1]}))
+        logging.getLogger("iterflow.inputs").warning("after the run")
+    """)
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'new.db'}"}
+    env.pop("ITERFLOW_VERBOSE", None)
+    r = subprocess.run([sys.executable, "-c", child], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert "MINE iterflow.inputs: after the store opened" in r.stderr, r.stderr
+    assert "MINE iterflow.inputs: after the run" in r.stderr, r.stderr
+    assert "alembic" not in r.stderr and "Running upgrade" not in r.stderr, r.stderr

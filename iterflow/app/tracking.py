@@ -50,19 +50,43 @@ def _tables_ready(uri: str) -> None:
 
     from mlflow.tracking import MlflowClient
 
-    logging.getLogger("alembic").setLevel(logging.WARNING)
-    # a new store's schema migrations log ~50 INFO lines through alembic's own handlers:
-    # expected, so not shown unless ITERFLOW_VERBOSE (errors still raise)
-    quiet = contextlib.nullcontext() if os.environ.get("ITERFLOW_VERBOSE") else \
-        contextlib.redirect_stderr(io.StringIO())
     fd = os.open(uri[len("sqlite:///"):] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        with quiet:
+        with _logging_kept(), _quiet():
             MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
     finally:
         os.close(fd)
     _READY.add(uri)
+
+
+def _quiet() -> Any:
+    """A new store's schema migrations, and a new experiment, log INFO lines (~50) through
+    alembic's and MLflow's own handlers: expected, so not shown unless ITERFLOW_VERBOSE (errors
+    still raise)."""
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    return contextlib.nullcontext() if os.environ.get("ITERFLOW_VERBOSE") else \
+        contextlib.redirect_stderr(io.StringIO())
+
+
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """The process's logging as it was before a store's migrations: MLflow's alembic
+    configuration (``fileConfig``) replaces the root logger's handlers with one bound to the
+    ``sys.stderr`` of that moment, and sets it to WARNING -- every later log line of the run
+    would go there in alembic's format, or nowhere (the line an input warning printed was lost
+    with the quieted stream)."""
+    names = ("alembic", "sqlalchemy.engine")
+    root = logging.getLogger()
+    kept = [(lg, lg.handlers[:], lg.level, lg.propagate) for lg in (root, *map(logging.getLogger, names))]
+    try:
+        yield
+    finally:
+        for lg, handlers, level, propagate in kept:
+            lg.handlers[:] = handlers
+            lg.setLevel(level)
+            lg.propagate = propagate
+        logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines on later opens
 
 
 def _private_file(db: Path) -> None:
@@ -99,7 +123,8 @@ class RunTracker:
         self.mlflow = mlflow
         with _private_umask():
             mlflow.set_tracking_uri(tracking_uri())
-            mlflow.set_experiment(experiment)
+            with _quiet():
+                mlflow.set_experiment(experiment)
             self.run = mlflow.start_run(run_name=run_name)
             mlflow.log_params({k: str(v)[:500] for k, v in _public(params).items()})
 
