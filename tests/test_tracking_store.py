@@ -13,12 +13,14 @@ import time
 import pytest
 
 CHILD = textwrap.dedent("""
-    import sys, time
+    import pathlib, sys, time
     import pandas as pd
     from iterflow.app.tracking import RunTracker, past_tables
-    start = float(sys.argv[1])
-    print("waited", start - time.time())  # > 0: imported before the common start
-    time.sleep(max(0.0, start - time.time()))  # all processes open the new store together
+    here, n = pathlib.Path(sys.argv[1]), int(sys.argv[4])
+    (here / f"ready-{sys.argv[3]}").touch()  # imported: wait for the others, then open the store together
+    while len(list(here.glob("ready-*"))) < n and time.time() < float(sys.argv[5]):
+        time.sleep(0.01)
+    print("together", len(list(here.glob("ready-*"))) == n)
     if sys.argv[2] == "read":  # a history read first, as `iterflow run` does before tracking
         past_tables("pagerank")
     tracker = RunTracker({"program": "pagerank", "who": sys.argv[3]})
@@ -30,14 +32,15 @@ CHILD = textwrap.dedent("""
 def test_processes_opening_a_new_store_at_once_all_log_their_run(tmp_path, monkeypatch):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    start = time.time() + 15  # after every child has imported MLflow (~3-8 s on a busy box)
-    kids = [subprocess.Popen([sys.executable, "-c", CHILD, str(start), how, str(i)], cwd=tmp_path,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for i, how in enumerate(["read", "track", "read", "track"])]
+    hows = ["read", "track", "read", "track"]
+    give_up = time.time() + 120  # a child never waits forever for one that failed to start
+    kids = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), how, str(i), str(len(hows)), str(give_up)],
+                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for i, how in enumerate(hows)]
     done = [k.communicate(timeout=240) for k in kids]
     assert [k.returncode for k in kids] == [0] * len(kids), "\n\n".join(err for _, err in done)
-    waits = [float(out.split()[1]) for out, _ in done]
-    assert min(waits) > 0, f"a child imported MLflow after the common start: nothing raced ({waits})"
+    together = [out.split()[1] for out, _ in done]
+    assert together == ["True"] * len(kids), f"a child opened the store before the others were ready: {together}"
     import mlflow
 
     mlflow.set_tracking_uri(uri)
