@@ -211,3 +211,22 @@ def test_the_cold_superstep_after_a_scale_in_is_learned_apart_from_a_scale_outs(
     p = learn([hist])
     assert p.cold_in_factor == pytest.approx(0.5) and p.cold_factor == pytest.approx(4.0)
     assert "after scale-ins" in p.sources["cold_in_factor"]
+
+
+def test_a_converged_run_is_replayed_without_its_superstep_count_as_bound():
+    # the real run under a tolerance did not know it would stop at 33 (max_iterations 1000):
+    # a replay told so plans releases the real run could not; one that stopped at its bound
+    # under a tolerance keeps that bound
+    from iterflow.simulate.cluster import plan_of
+    from iterflow.simulate.recorded import runs_of
+
+    df = pd.read_csv(DATA / "wcc_release_surplus.csv")
+    df = df[df["run_id"] == df["run_id"].iloc[0]].assign(remaining_estimated=True)
+    converged = runs_of(df, "converged.csv")[0]
+    assert converged.records[-1].decided.reason.startswith("converged")
+    plan = plan_of(converged)
+    assert plan.max_iterations is None and plan.tol == converged.steps[-1].delta
+    at_bound = runs_of(df.assign(reason=df["reason"].where(df.index != df.index[-1], "nothing left")), "bound.csv")[0]
+    assert plan_of(at_bound).max_iterations == len(at_bound.steps)
+    fixed = runs_of(df.assign(remaining_estimated=False), "fixed.csv")[0]
+    assert plan_of(fixed).max_iterations == len(fixed.steps) and plan_of(fixed).tol is None

@@ -14,6 +14,7 @@ import pytest
 
 CHILD = textwrap.dedent("""
     import pathlib, sys, time
+    import mlflow, mlflow.tracking  # imported before the others are waited for: the opens overlap
     import pandas as pd
     from iterflow.app.tracking import RunTracker, past_tables
     here, n = pathlib.Path(sys.argv[1]), int(sys.argv[4])
@@ -37,7 +38,11 @@ def test_processes_opening_a_new_store_at_once_all_log_their_run(tmp_path, monke
     kids = [subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), how, str(i), str(len(hows)), str(give_up)],
                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for i, how in enumerate(hows)]
-    done = [k.communicate(timeout=240) for k in kids]
+    try:
+        done = [k.communicate(timeout=240) for k in kids]
+    finally:
+        for k in kids:  # none left running when one hangs
+            k.kill() if k.poll() is None else None
     assert [k.returncode for k in kids] == [0] * len(kids), "\n\n".join(err for _, err in done)
     together = [out.split()[1] for out, _ in done]
     assert together == ["True"] * len(kids), f"a child opened the store before the others were ready: {together}"
@@ -71,3 +76,26 @@ def test_opening_a_new_store_keeps_the_process_logging_and_says_nothing(tmp_path
     assert "MINE iterflow.inputs: after the store opened" in r.stderr, r.stderr
     assert "MINE iterflow.inputs: after the run" in r.stderr, r.stderr
     assert "alembic" not in r.stderr and "Running upgrade" not in r.stderr, r.stderr
+
+
+def test_a_store_that_cannot_be_locked_is_still_read(tmp_path, monkeypatch):
+    # an existing store in a directory the user cannot write (or a file system without locks):
+    # reading it needs no lock, so the history reads and `iterflow simulate --run` still work
+    import pandas as pd
+
+    import iterflow.app.tracking as tracking
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    tracking.RunTracker({"program": "pagerank"}).finish(pd.DataFrame({"superstep": [1], "wall_seconds": [1.0]}))
+    tracking._READY.discard(uri)  # a new process, as far as the store's opening goes
+    real_open = os.open
+
+    def refuse_lock(path, *args, **kwargs):
+        if str(path).endswith(".lock"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(tracking.os, "open", refuse_lock)
+    tables = tracking.past_tables("pagerank")
+    assert len(tables) == 1 and list(tables[0][1]["superstep"]) == [1]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator

@@ -50,13 +50,22 @@ def _tables_ready(uri: str) -> None:
 
     from mlflow.tracking import MlflowClient
 
-    fd = os.open(uri[len("sqlite:///"):] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    db, fd = uri[len("sqlite:///"):], None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if db != ":memory:":
+            fd = os.open(db + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:  # a store to read where the user cannot write (or lock): no one migrates it here
+        log.debug("no lock for %s: %s", uri, exc)
+        if fd is not None:
+            os.close(fd)
+            fd = None
+    try:
         with _logging_kept(), _quiet():
             MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
     _READY.add(uri)
 
 

@@ -173,17 +173,20 @@ def weak_scaled(steps: Sequence[Step], factor: float, seed: int = 0) -> list[tup
 
 
 def plan_of(run: RecordedRun) -> RunPlan:
-    """The horizon the recorded run's policy had: a run to a fixed count, that count; a run to
-    convergence (the record says its horizon was estimated), a tolerance (its last delta) and no
-    bound -- not its superstep count: the real run did not know it (WCC ran 33 of
+    """The horizon the recorded run's policy had: a run to a fixed count, that count; a run that
+    converged (its horizon estimated, its last record says so), a tolerance (its last delta) and
+    no bound -- not its superstep count: the real run did not know it (WCC ran 33 of
     max_iterations 1000), and a replay told it could plan for a release the real run could
     not (stop 30's WCC targets replayed at 1.17x the cheapest static's executor-seconds with
-    the count, 1.21x without, where the real runs took 1.30x)."""
+    the count, 1.21x without, where the real runs took 1.30x); a run under a tolerance that
+    stopped at its bound instead, that bound."""
     estimated = any(r.decided is not None and r.decided.remaining_estimated for r in run.records)
     last = run.steps[-1].delta
-    if estimated and last is not None:
+    end = run.records[-1].decided if run.records else None
+    converged = end is not None and str(end.reason).startswith("converged")
+    if estimated and last is not None and converged:
         return RunPlan(None, last)
-    return RunPlan(len(run.steps), None)
+    return RunPlan(len(run.steps), last if estimated and last is not None else None)
 
 
 def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: Params, *,
