@@ -40,40 +40,43 @@ _READY: set[str] = set()
 
 
 def _tables_ready(uri: str) -> None:
-    """Create a new local store's tables once per process, one process at a time (``flock`` on
-    ``<db>.lock``): two runs starting at once on a new store would both migrate its schema, and
-    one would fail with "table _alembic_tmp_tags already exists" -- on any first access (a
-    history read as much as the run's own tracking), so every access comes through here."""
+    """Create a new local store's tables once per process, one process at a time: two runs
+    starting at once on a new store would both migrate its schema, and one would fail with
+    "table _alembic_tmp_tags already exists" -- on any first access (a history read as much as
+    the run's own tracking), so every access comes through here."""
     if uri in _READY:
         return
-    import fcntl
-
     from mlflow.tracking import MlflowClient
 
-    db, fd = uri[len("sqlite:///"):], None
+    with _creation_lock(uri[len("sqlite:///"):]), _logging_kept(), _quiet():
+        MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+    _READY.add(uri)
+
+
+@contextlib.contextmanager
+def _creation_lock(db: str) -> Iterator[None]:
+    """``flock`` on ``<db>.lock``; none where it cannot be taken (a store to read where the user
+    cannot write or lock: no one migrates it from here)."""
+    import fcntl
+
+    fd = None
     try:
         if db != ":memory:":
             fd = os.open(db + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:  # a store to read where the user cannot write (or lock): no one migrates it here
-        log.debug("no lock for %s: %s", uri, exc)
-        if fd is not None:
-            os.close(fd)
-            fd = None
+    except OSError as exc:
+        log.debug("no lock for %s: %s", db, exc)
     try:
-        with _logging_kept(), _quiet():
-            MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+        yield
     finally:
         if fd is not None:
             os.close(fd)
-    _READY.add(uri)
 
 
 def _quiet() -> Any:
     """A new store's schema migrations, and a new experiment, log INFO lines (~50) through
     alembic's and MLflow's own handlers: expected, so not shown unless ITERFLOW_VERBOSE (errors
     still raise)."""
-    logging.getLogger("alembic").setLevel(logging.WARNING)
     return contextlib.nullcontext() if os.environ.get("ITERFLOW_VERBOSE") else \
         contextlib.redirect_stderr(io.StringIO())
 
@@ -84,10 +87,11 @@ def _logging_kept() -> Iterator[None]:
     configuration (``fileConfig``) replaces the root logger's handlers with one bound to the
     ``sys.stderr`` of that moment, and sets it to WARNING -- every later log line of the run
     would go there in alembic's format, or nowhere (the line an input warning printed was lost
-    with the quieted stream)."""
-    names = ("alembic", "sqlalchemy.engine")
-    root = logging.getLogger()
-    kept = [(lg, lg.handlers[:], lg.level, lg.propagate) for lg in (root, *map(logging.getLogger, names))]
+    with the quieted stream). Alembic's own INFO lines stay out, before and after."""
+    alembic = logging.getLogger("alembic")
+    kept = [(lg, lg.handlers[:], lg.level, lg.propagate)
+            for lg in (logging.getLogger(), alembic, logging.getLogger("sqlalchemy.engine"))]
+    alembic.setLevel(logging.WARNING)
     try:
         yield
     finally:
@@ -95,7 +99,7 @@ def _logging_kept() -> Iterator[None]:
             lg.handlers[:] = handlers
             lg.setLevel(level)
             lg.propagate = propagate
-        logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines on later opens
+        alembic.setLevel(logging.WARNING)
 
 
 def _private_file(db: Path) -> None:

@@ -181,12 +181,10 @@ def plan_of(run: RecordedRun) -> RunPlan:
     the count, 1.21x without, where the real runs took 1.30x); a run under a tolerance that
     stopped at its bound instead, that bound."""
     estimated = any(r.decided is not None and r.decided.remaining_estimated for r in run.records)
-    last = run.steps[-1].delta
+    tol = run.steps[-1].delta if estimated else None
     end = run.records[-1].decided if run.records else None
-    converged = end is not None and str(end.reason).startswith("converged")
-    if estimated and last is not None and converged:
-        return RunPlan(None, last)
-    return RunPlan(len(run.steps), last if estimated and last is not None else None)
+    converged = tol is not None and end is not None and str(end.reason).startswith("converged")
+    return RunPlan(None if converged else len(run.steps), tol)
 
 
 def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: Params, *,
