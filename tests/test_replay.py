@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from iterflow.model.replay import Profile, ReplayModel, correction, makespan
+from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction, makespan
 
 
 def stages(*durations_s):
@@ -33,9 +33,12 @@ def test_one_size_predicts_the_others_fixed_time_kept_parallel_time_divided():
 
 
 def test_measurements_at_other_sizes_correct_the_replay():
-    m = ReplayModel().observe(1, 1.0, 8.5, stages([1.0] * 8))
+    m = ReplayModel()
+    for _ in range(SHRINK_BELOW):  # each size measured enough to stand on its own (see below)
+        m.observe(1, 1.0, 8.5, stages([1.0] * 8))
     replay4 = m.predict_seconds(4, 1.0)
-    m.observe(4, 1.0, replay4 * 1.3)  # slower than replayed at 4 (remote reads, a busier driver)
+    for _ in range(SHRINK_BELOW):
+        m.observe(4, 1.0, replay4 * 1.3)  # slower than replayed at 4 (remote reads, a busier driver)
     assert m.predict_seconds(4, 1.0) == pytest.approx(replay4 * 1.3)
     assert m.predict_seconds(1, 1.0) == pytest.approx(8.5)
     between = m.predict_seconds(2, 1.0) / m._replayed(2, 1.0)
@@ -124,3 +127,23 @@ def test_earlier_runs_give_the_shape_across_sizes_and_this_run_the_level():
         m.observe(4, 1.0, 2.8)
     assert m.predict_seconds(4) == pytest.approx(2.8)
     assert m.predict_seconds(1) == pytest.approx(2.8)
+
+
+def test_one_superstep_at_a_new_size_moves_the_prediction_half_way():
+    """A size measured once is one sample of a noisy machine: the prediction there moves half
+    way (geometric) from what the other sizes say towards it, and all the way once measured
+    :data:`SHRINK_BELOW` times (WCC after a release 2 -> 1 ran 1.85 s once where it ran ~1.2 s
+    steady; read as the level, ``target`` scaled out for nothing)."""
+    m = ReplayModel()
+    for _ in range(5):
+        m.observe(2, 1.0, 4.6, stages([1.0] * 8))  # 8 one-second tasks on 2 slots, 0.6 s outside
+    before = m.predict_seconds(1, 1.0)
+    assert before == pytest.approx(8.6)
+    m.observe(1, 1.0, before * 1.5)  # one slow superstep at 1
+    assert m.predict_seconds(1, 1.0) == pytest.approx(before * 1.5 ** 0.5)
+    m.observe(1, 1.0, before * 1.5)
+    assert m.predict_seconds(1, 1.0) == pytest.approx(before * 1.5 ** (2 / 3))
+    for _ in range(SHRINK_BELOW - 2):
+        m.observe(1, 1.0, before * 1.5)
+    assert m.predict_seconds(1, 1.0) == pytest.approx(before * 1.5)  # measured enough: its own level
+    assert m.predict_seconds(2, 1.0) == pytest.approx(4.6)  # the other size keeps its own

@@ -54,6 +54,11 @@ def makespan(durations: Sequence[float], slots: int, ready: Sequence[float] | No
     return float(max(free))
 
 
+# Below this many supersteps at a size, its measured correction is shrunk towards the other
+# sizes' (:meth:`ReplayModel.ratios`); from it on, the relative median resists one outlier.
+SHRINK_BELOW = 3
+
+
 @dataclass(frozen=True)
 class Profile:
     """One measured superstep: its slots, work, wall time and per-stage task seconds."""
@@ -229,7 +234,14 @@ class ReplayModel:
         minutes, a busier cluster, another input make this run faster or slower than the earlier
         ones at every size alike; compared unscaled, the sizes only earlier runs measured would
         look slower (or faster) than the one this run is at, and a policy would keep executors
-        that gain nothing (seen: efficiency kept 4 of 4 where 1 was as fast)."""
+        that gain nothing (seen: efficiency kept 4 of 4 where 1 was as fast).
+
+        A size this run measured fewer than :data:`SHRINK_BELOW` times is read as ``n``
+        measurements and one more that says what the other sizes say (their correction at it,
+        geometric mean): one superstep is one sample of a noisy machine. WCC released 2 -> 1
+        executor; its second superstep there ran 1.85 s where the steady state was ~1.2 s
+        (1-executor supersteps ran 1.05-1.93 s), the model took 1 executor to be 1.5x slower
+        and ``target`` scaled out to 3 for a miss that never came (stop 31)."""
         if self._ratios is not None:
             return self._ratios
         now = {s: self._ratio_of(s, obs) for s, obs in self.times.items() if obs}
@@ -237,6 +249,12 @@ class ReplayModel:
         both = [now[s] / past[s] for s in now if s in past and past[s] > 0]
         level = float(np.median(both)) if both else 1.0
         out = {**{s: r * level for s, r in past.items()}, **now}
+        for s, obs in self.times.items():  # a size this run measured once or twice: shrunk
+            others = {k: v for k, v in out.items() if k != s}
+            n = len(obs)
+            if 0 < n < SHRINK_BELOW and others:
+                prior = correction(others, s)
+                out[s] = float(np.exp((n * math.log(now[s]) + math.log(prior)) / (n + 1)))
         self._ratios = out
         return out
 
