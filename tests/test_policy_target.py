@@ -57,6 +57,18 @@ def test_target_scales_in_only_when_comfortably_ahead():
     assert p.decide(**H(hist, m)).executors == 4
 
 
+def test_target_releases_past_half_where_the_model_replays_tasks():
+    """The half rule guards a curve's extrapolation; a task replay schedules the measured tasks
+    on fewer slots, so the release goes where it predicts at once: 16 -> 3, not 16 -> 8 -> 4 -> 3
+    (each step a superstep at the larger size)."""
+    class Replaying(FakeModel):
+        source = "task replay"
+
+    m = Replaying(1.0, 0.01)
+    r = TargetPolicy(300, max_executors=16, max_iterations=10, **QUICK).decide(**H(flat(3, 16, m), m))
+    assert r.executors == 3 and "comfortably ahead" in r.reason and "at most half" not in r.reason
+
+
 def test_target_keeps_the_size_inside_the_band():
     m = FakeModel(1.0, 0.01)
     hist = flat(3, 7, m)

@@ -158,6 +158,8 @@ class ReplayModel:
     slots (1 slot per core, as Spark's default ``spark.task.cpus=1``). ``contention``: the
     cluster's task slow-down with scale-out, learned from earlier runs."""
 
+    source = "task replay"
+
     def __init__(self, keep: int = 5, contention: Contention | None = None, remember: int = 60) -> None:
         self.keep = keep
         self.remember = remember

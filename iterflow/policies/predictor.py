@@ -24,6 +24,8 @@ class Predictor:
         self.model, self.cpe = model, cores_per_executor
         self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
         self.error: float | None = None  # the fitted model's relative error, where it measured one
+        # its sizes are the measured tasks scheduled on other slots (no curve extrapolated)
+        self.replays = self.fitted and getattr(model, "source", None) == "task replay"
         if self.fitted:
             err = getattr(model, "error_estimate_", None)
             self.error = float(err) if err is not None and np.isfinite(err) else None

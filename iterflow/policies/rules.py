@@ -122,9 +122,10 @@ class TargetPolicy(AdaptivePolicy):
                            f"{e * T[k]:.0f} executor-seconds ({priced})", prompt=True, priced=True)
         err = ctx.predictor.error or 0.0  # the model's own relative error, where it measured one
         if tc < left / (1 + min(self.slack, self.margin + err)):
-            # at most half the executors per release: a size far below every one measured is the
-            # model's extrapolation (a curve fitted at 16 and 14 executors read 2 as fast as 14)
-            half = math.ceil(ctx.current / 2)
+            # at most half the executors per release where a size far below every one measured is
+            # a curve's extrapolation (one fitted at 16 and 14 executors read 2 as fast as 14); a
+            # task replay schedules the measured tasks on fewer slots, no extrapolation
+            half = ctx.lo if ctx.predictor.replays else math.ceil(ctx.current / 2)
             pad = 1 + (max(err, HORIZON_ERROR) if ctx.forecast.estimated else err)
             goal = left / (1 + self.margin)
             k = best = cheapest(goal, pad=pad)
