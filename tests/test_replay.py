@@ -147,3 +147,38 @@ def test_one_superstep_at_a_new_size_moves_the_prediction_half_way():
         m.observe(1, 1.0, before * 1.5)
     assert m.predict_seconds(1, 1.0) == pytest.approx(before * 1.5)  # measured enough: its own level
     assert m.predict_seconds(2, 1.0) == pytest.approx(4.6)  # the other size keeps its own
+
+
+def test_a_size_earlier_runs_measured_is_shrunk_towards_their_ratio_there_and_in_no_order():
+    """The pull is what the model says without this run's samples at the size: earlier runs'
+    own ratio there (at this run's level), not the neighbours'; two sizes measured once each
+    are each pulled by the other's unshrunk sample, whichever was measured first."""
+    tasks = stages([1.0] * 8)
+    m = ReplayModel()
+    m.observe_many([(1, 1.0, 8.5, tasks)] * 3 + [(2, 1.0, 4.5, tasks)] * 3 + [(4, 1.0, 2.5 * 1.5, tasks)] * 3)
+    at2 = m.predict_seconds(2, 1.0)
+    m.observe(2, 1.0, at2)  # as the earlier runs measured it: nothing to move
+    assert m.predict_seconds(2, 1.0) == pytest.approx(at2)
+
+    def both(order):
+        r = ReplayModel()
+        for _ in range(SHRINK_BELOW):
+            r.observe(1, 1.0, 8.5, tasks)
+        for slots, ratio in order:
+            r.observe(slots, 1.0, r._replayed(slots, 1.0) * ratio)
+        return r.ratios()
+
+    a, b = both([(2, 1.2), (4, 1.5)]), both([(4, 1.5), (2, 1.2)])
+    assert a == pytest.approx(b)
+    assert a[2] == pytest.approx((1.2 * correction({1.0: 1.0, 4.0: 1.5}, 2.0)) ** 0.5)  # 4's raw 1.5
+    assert a[4] == pytest.approx((1.5 * 1.2) ** 0.5)  # beyond 2: held flat at 2's raw 1.2
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the relative median of a zero sample
+def test_a_zero_sample_is_not_shrunk_into_an_error():
+    m = ReplayModel()
+    for _ in range(SHRINK_BELOW):
+        m.observe(1, 1.0, 8.5, stages([1.0] * 8))
+    m.observe_many([(4, 1.0, 0.0, None)])  # an earlier run's row without its wall time
+    m.observe(4, 1.0, 0.0)
+    assert m.ratios()[4.0] == 0.0

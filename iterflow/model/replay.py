@@ -14,8 +14,9 @@ where ``contention`` is how much slower this cluster runs each task at more slot
 earlier runs of any program on it (:mod:`iterflow.model.contention`; none when none is known).
 As supersteps at other sizes are measured, :class:`ReplayModel` corrects the replay by the
 ratio measured / replayed at each measured size (relative median), interpolated in log
-scale-out and held flat beyond (:func:`correction`). Its interval is the spread of those
-ratios, never narrower than ±10 %.
+scale-out and held flat beyond (:func:`correction`); a size measured once or twice only half
+(or two thirds) of the way from what the other sizes say (:meth:`ReplayModel.ratios`). Its
+interval is the spread of those ratios, never narrower than ±10 %.
 """
 from __future__ import annotations
 
@@ -138,6 +139,12 @@ class WorkCost:
         return (self.a + self.b * work) / base if base > 0 else (work / at if at > 0 else 1.0)
 
 
+def _level(now: dict[float, float], past: dict[float, float]) -> float:
+    """This run's ratios over earlier runs' at the sizes both measured (median; 1 with none)."""
+    both = [now[s] / past[s] for s in now if s in past and past[s] > 0]
+    return float(np.median(both)) if both else 1.0
+
+
 def correction(measured: dict[float, float], at: float) -> float:
     """Ratio measured / replayed at ``at``: interpolated in log slots between measured sizes,
     flat beyond them, 1 with none."""
@@ -239,26 +246,34 @@ class ReplayModel:
         that gain nothing (seen: efficiency kept 4 of 4 where 1 was as fast).
 
         A size this run measured fewer than :data:`SHRINK_BELOW` times is read as ``n``
-        measurements and one more that says what the other sizes say (their correction at it,
-        geometric mean): one superstep is one sample of a noisy machine. WCC released 2 -> 1
-        executor; its second superstep there ran 1.85 s where the steady state was ~1.2 s
-        (1-executor supersteps ran 1.05-1.93 s), the model took 1 executor to be 1.5x slower
-        and ``target`` scaled out to 3 for a miss that never came (stop 31)."""
+        measurements and one more that says what the model would say there without them (the
+        other sizes' correction at it, earlier runs' own at their level; geometric mean): one
+        superstep is one sample of a noisy machine. WCC released 2 -> 1 executor; its second
+        superstep there ran 1.85 s where the steady state was ~1.2 s (1-executor supersteps ran
+        1.05-1.93 s), the model took 1 executor to be 1.5x slower and ``target`` scaled out to 3
+        for a miss that never came (stop 31). The level is taken from the shrunk ratios too: one
+        sample shifts every size only earlier runs measured as little as it shifts its own."""
         if self._ratios is not None:
             return self._ratios
-        now = {s: self._ratio_of(s, obs) for s, obs in self.times.items() if obs}
+        raw = {s: self._ratio_of(s, obs) for s, obs in self.times.items() if obs}
         past = {s: self._ratio_of(s, obs) for s, obs in self.before.items() if obs}
-        both = [now[s] / past[s] for s in now if s in past and past[s] > 0]
-        level = float(np.median(both)) if both else 1.0
-        out = {**{s: r * level for s, r in past.items()}, **now}
-        for s, obs in self.times.items():  # a size this run measured once or twice: shrunk
-            others = {k: v for k, v in out.items() if k != s}
-            n = len(obs)
-            if 0 < n < SHRINK_BELOW and others:
-                prior = correction(others, s)
-                out[s] = float(np.exp((n * math.log(now[s]) + math.log(prior)) / (n + 1)))
+        now = {s: self._shrunk(s, r, raw, past) for s, r in raw.items()}
+        out = {**{s: r * _level(now, past) for s, r in past.items()}, **now}
         self._ratios = out
         return out
+
+    def _shrunk(self, s: float, r: float, raw: dict[float, float], past: dict[float, float]) -> float:
+        """This run's ratio ``r`` at ``s``, shrunk as :meth:`ratios` says where ``s`` was measured
+        fewer than :data:`SHRINK_BELOW` times (each size from the unshrunk ``raw``: no order)."""
+        n = len(self.times.get(s, ()))
+        if not 0 < n < SHRINK_BELOW:
+            return r
+        others = {k: v for k, v in raw.items() if k != s}
+        without = {**{k: v * _level(others, past) for k, v in past.items()}, **others}
+        prior = correction(without, s) if without else None
+        if prior is None or not (prior > 0 and r > 0):
+            return r
+        return float(np.exp((n * math.log(r) + math.log(prior)) / (n + 1)))
 
     def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
         if not self.profiles:

@@ -52,10 +52,10 @@ class TargetPolicy(AdaptivePolicy):
       band is the model's uncertainty, not a fixed 50 %: that kept PageRank on 4 executors for
       targets of 25.6 and 29.7 s that 2 and 3 met, while 4 was predicted to finish in 23 s
       (stop 27); a release sized with the error in it and its price paid leaves the next
-      barrier that much before it calls for a scale-out. ``slack`` caps the band. At most halving the
+      barrier that much before it calls for a scale-out. ``slack`` caps the band. A release is made
+      after ``wait_count`` barriers, by the least reduction they asked for, and at most halves the
       executors where the model is a fitted curve (a size far below the measured ones is its
-      extrapolation; a task replay schedules the measured tasks on fewer slots) -- after ``wait_count``
-      barriers, by the least reduction they asked for -- at once where the run's length is
+      extrapolation; a task replay schedules the measured tasks on fewer slots) -- at once where the run's length is
       known (``max_iterations`` and no tolerance: only the model can be wrong, and each barrier
       waited for runs another superstep at the larger size; PageRank's releases came 3-6
       supersteps late), and with ``prompt_release=True`` always. The
