@@ -139,10 +139,12 @@ class WorkCost:
         return (self.a + self.b * work) / base if base > 0 else (work / at if at > 0 else 1.0)
 
 
-def _level(now: dict[float, float], past: dict[float, float]) -> float:
-    """This run's ratios over earlier runs' at the sizes both measured (median; 1 with none)."""
+def _merged(now: dict[float, float], past: dict[float, float]) -> dict[float, float]:
+    """This run's ratios, and earlier runs' at this run's level (the median of this run's over
+    theirs at the sizes both measured; 1 with none) where this run measured none."""
     both = [now[s] / past[s] for s in now if s in past and past[s] > 0]
-    return float(np.median(both)) if both else 1.0
+    level = float(np.median(both)) if both else 1.0
+    return {**{s: r * level for s, r in past.items()}, **now}
 
 
 def correction(measured: dict[float, float], at: float) -> float:
@@ -257,23 +259,20 @@ class ReplayModel:
             return self._ratios
         raw = {s: self._ratio_of(s, obs) for s, obs in self.times.items() if obs}
         past = {s: self._ratio_of(s, obs) for s, obs in self.before.items() if obs}
-        now = {s: self._shrunk(s, r, raw, past) for s, r in raw.items()}
-        out = {**{s: r * _level(now, past) for s, r in past.items()}, **now}
-        self._ratios = out
-        return out
+        self._ratios = _merged({s: self._shrunk(s, raw, past) for s in raw}, past)
+        return self._ratios
 
-    def _shrunk(self, s: float, r: float, raw: dict[float, float], past: dict[float, float]) -> float:
-        """This run's ratio ``r`` at ``s``, shrunk as :meth:`ratios` says where ``s`` was measured
+    def _shrunk(self, s: float, raw: dict[float, float], past: dict[float, float]) -> float:
+        """This run's ratio at ``s``, shrunk as :meth:`ratios` says where ``s`` was measured
         fewer than :data:`SHRINK_BELOW` times (each size from the unshrunk ``raw``: no order)."""
-        n = len(self.times.get(s, ()))
-        if not 0 < n < SHRINK_BELOW:
+        r, n = raw[s], len(self.times[s])
+        if n >= SHRINK_BELOW or not r > 0:
             return r
-        others = {k: v for k, v in raw.items() if k != s}
-        without = {**{k: v * _level(others, past) for k, v in past.items()}, **others}
-        prior = correction(without, s) if without else None
-        if prior is None or not (prior > 0 and r > 0):
+        without = _merged({k: v for k, v in raw.items() if k != s}, past)
+        if not without:
             return r
-        return float(np.exp((n * math.log(r) + math.log(prior)) / (n + 1)))
+        prior = correction(without, s)
+        return float(np.exp((n * math.log(r) + math.log(prior)) / (n + 1))) if prior > 0 else r
 
     def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
         if not self.profiles:
