@@ -57,6 +57,40 @@ def test_a_first_run_learns_the_slow_down_from_the_profile(tmp_path, monkeypatch
     assert cluster_model("another cluster").replay.contention.none
 
 
+def calibration_rows(walls: dict[int, float], hold: int = 4) -> list[dict]:
+    """A calibration run's table: 4 executors (its warm-up) down to 1, ``hold`` supersteps each,
+    the first at each size twice as long (a fresh executor set)."""
+    rows, i = [], 0
+    for e in sorted(walls, reverse=True):
+        for k in range(hold):
+            i += 1
+            rows.append({"superstep": i, "executors": e, "cores": e, "partitions": 8, "work": 1.0, "delta": None,
+                         "wall_seconds": walls[e] * (2 if k == 0 else 1)})
+    return rows
+
+
+def test_the_profile_keeps_how_fast_its_job_ran_at_each_size_and_a_cold_start_plans_from_it(tmp_path, monkeypatch):
+    """The task slow-down says 4 slots run the most tasks a second; the calibration job's own
+    supersteps ran as fast at 3 (the emulated cluster in five sessions of six): a cold ``target``
+    starts where the job ran fastest, within 5 %, on the fewest executors."""
+    from iterflow.app.runner import cluster_knowledge
+    from iterflow.policies import TargetPolicy
+
+    walls = {4: 1.00, 3: 1.02, 2: 1.40, 1: 2.50}
+    cal = ClusterProfile("c", SLOWER, supersteps=calibration_rows(walls), notes={"warmup_supersteps": 1})
+    assert cal.superstep_seconds() == {float(e): [w] * 3 for e, w in walls.items()}  # first at a size left out
+    assert "a steady superstep (median) at 1: 2.50s, 2: 1.40s, 3: 1.02s, 4: 1.00s" in describe(cal)
+    monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    profile.save(cal)
+    model = cluster_knowledge("c")[0]
+    want = TargetPolicy(30, max_executors=4).plan_start([], model)
+    assert want is not None and want.executors == 3, want
+    assert "superstep took 1.02s at 3 slots and 1.00s at 4" in want.reason
+    profile.save(ClusterProfile("c", SLOWER, supersteps=calibration_rows({**walls, 3: 1.10})))
+    assert TargetPolicy(30, max_executors=4).plan_start([], cluster_knowledge("c")[0]) is None  # 3 is 10 % slower
+
+
 def test_calibration_sizes_span_the_cluster():
     assert sizes_for(1) == [1]
     assert sizes_for(4) == [1, 2, 3, 4]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from iterflow.loop.records import Ran, Stats, SuperstepRecord
-from iterflow.model.contention import Contention, learn
+from iterflow.model.contention import Contention, fit, learn
 from iterflow.model.replay import ReplayModel
 
 
@@ -137,10 +137,29 @@ def test_the_fastest_size_is_the_fewest_slots_with_the_most_task_throughput():
     """Throughput ``m / task(m)``: the emulated cluster's calibration (a task 1.00 / 1.02 / 1.11 /
     1.62x as long at 1-4 slots) runs 1 / 1.96 / 2.70 / 2.47 tasks a task-second: 3 slots."""
     measured = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 1.02, 0.0), (3.0, 1.11, 0.0), (4.0, 1.62, 0.0)))
-    assert measured.fastest([1, 2, 3, 4]) == 2
-    assert measured.fastest([1, 2]) == 1  # within the sizes asked about
-    assert Contention().fastest([1, 2, 3, 4]) == 3  # no slow-down known: the largest
-    assert Contention(0.5).fastest([1, 2, 4]) == 2  # sub-linear slow-down: more slots still faster
-    assert Contention(1.2).fastest([1, 2, 4]) == 0  # tasks slow faster than slots are added
+    assert measured.fastest([1, 2, 3, 4])[0] == 2
+    assert measured.fastest([1, 2])[0] == 1  # within the sizes asked about
+    assert Contention().fastest([1, 2, 3, 4])[0] == 3  # no slow-down known: the largest
+    assert Contention(0.5).fastest([1, 2, 4])[0] == 2  # sub-linear slow-down: more slots still faster
+    assert Contention(1.2).fastest([1, 2, 4])[0] == 0  # tasks slow faster than slots are added
     flat = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 2.0, 0.0), (3.0, 3.0, 0.0)))
-    assert flat.fastest([1, 2, 3]) == 0  # a tie: the fewest
+    assert flat.fastest([1, 2, 3])[0] == 0  # a tie: the fewest
+
+
+def test_the_fastest_size_is_where_a_job_was_measured_fastest_where_one_was():
+    """The calibration job's supersteps at each size (``walls``) beat the task throughput: the
+    fewest measured slots within 5 % of the fastest measured; the throughput rule where the
+    largest size asked about was not measured."""
+    tasks = ((1.0, 1.0, 0.0), (2.0, 1.02, 0.0), (3.0, 1.3, 0.0), (4.0, 1.5, 0.0))  # throughput: 4 (2.67 > 2.31)
+    assert Contention(sizes=tasks).fastest([1, 2, 3, 4])[0] == 3
+    timed = Contention(sizes=tasks, walls=((1.0, 2.4), (2.0, 1.4), (3.0, 1.04), (4.0, 1.0)))
+    k, why = timed.fastest([1, 2, 3, 4])
+    assert k == 2 and "1.04s at 3 slots and 1.00s at 4" in why
+    assert timed.fastest([1, 2])[0] == 1  # both measured: 2
+    assert timed.fastest([1, 2, 3, 4, 5])[0] == 4  # 5 never measured: the task throughput (the largest)
+    slower = Contention(sizes=tasks, walls=((1.0, 2.4), (2.0, 1.4), (3.0, 1.06), (4.0, 1.0)))
+    assert slower.fastest([1, 2, 3, 4])[0] == 3  # 6 % slower at 3: 4
+    alone = Contention(walls=((2.0, 1.0), (4.0, 1.02)))  # no task slow-down learned, the supersteps measured
+    assert alone.none and alone.fastest([1, 2, 3, 4])[0] == 1
+    assert fit([{1.0: [0.1], 2.0: [0.11]}], walls={2.0: [1.0, 3.0, 1.2], 1.0: []}).walls == ((2.0, 1.2),)
+

@@ -93,6 +93,24 @@ def test_a_delta_falling_by_a_constant_step_is_extrapolated_as_a_line():
     assert "x0.60/superstep" in how and n == math.ceil(math.log(1e-4 / (0.5 * 0.6 ** 7)) / math.log(0.6))
 
 
+WCC_DELTAS = [136138, 142797, 122056, 23051, 1112, 69, 30, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14,
+              13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+
+
+def test_a_trend_count_the_barriers_counted_down_to_is_confirmed():
+    """WCC's path read 1, 3, 2, 3, 6, 27 supersteps left right after its collapse (barriers 5-10),
+    then 22, 21, 20, ... -- exact. A count the last two barriers counted down to (n+2, n+1, n) is
+    ``confirmed``; one that jumps is not, and a known bound is not a trend at all."""
+    plan = RunPlan(max_iterations=1000, tol=0.0)
+
+    def fc(i):
+        return forecast(records([row(k, 4, 1.0, delta=float(WCC_DELTAS[k - 1])) for k in range(1, i + 1)]), plan)
+
+    assert [i for i in range(3, 32) if fc(i).confirmed] == list(range(13, 32))
+    assert fc(13).remaining == 20 and fc(13).estimated
+    assert not forecast(records([row(k, 4, 1.0) for k in range(1, 6)]), RunPlan(max_iterations=9)).confirmed
+
+
 def test_forecast_decays_shrinking_work_and_samples_long_horizons():
     hist = [row(i, 4, 1.0, work=1000.0 * 0.5 ** i) for i in range(1, 5)]
     fc = forecast(records(hist), RunPlan(max_iterations=8))

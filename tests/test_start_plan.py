@@ -170,7 +170,7 @@ def test_a_cold_target_starts_at_the_fastest_size_the_clusters_calibration_knows
     model = LiveModel(replay=ReplayModel(contention=CALIBRATED))
     want = TargetPolicy(30, max_executors=4).plan_start([], model)
     assert isinstance(want, Want) and want.executors == 3
-    assert "cold start" in want.reason and "1.11x as long at 3 executors" in want.reason and "1.62x at 4" in want.reason
+    assert "cold start" in want.reason and "1.11x as long at 3 slots" in want.reason and "1.62x at 4" in want.reason
     assert TargetPolicy(30, max_executors=4, start_executors=2).plan_start([], model) is None  # never above the start
     assert TargetPolicy(30, max_executors=3).plan_start([], model) is None  # 3 is the maximum already
     assert TargetPolicy(30, max_executors=4).plan_start([], LiveModel()) is None  # no calibration: the maximum

@@ -181,14 +181,16 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
     """The profile, the contention and the rescale prices it gives, as a user reads it."""
     from iterflow.model.contention import fit
 
-    c = fit([profile.task_seconds])
+    c = fit([profile.task_seconds], walls=profile.superstep_seconds())
     base = min(profile.sizes) if profile.sizes else 1.0
     d0 = float(np.median(profile.task_seconds[base])) if profile.sizes else 1.0
     at = ", ".join(f"{s:g}: {c.task(d0, base, s) / d0:.2f}x" for s in sizes)
+    walls = ", ".join(f"{s:g}: {w:.2f}s" for s, w in c.walls)
     return (f"cluster {profile.cluster!r}: measured {profile.measured_at} in {profile.seconds:.0f}s "
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; a task of {base:g} slot(s) "
-            f"takes at {at}" + _prices(profile.records()))
+            f"takes at {at}" + (f"; a steady superstep (median) at {walls}" if walls else "")
+            + _prices(profile.records()))
 
 
 def _prices(rec: Sequence[Any]) -> str:

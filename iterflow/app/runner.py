@@ -191,12 +191,13 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
     from iterflow.model.live import LiveModel
     from iterflow.model.replay import ReplayModel
 
-    jobs, seen = [], []
+    jobs, seen, walls = [], [], None
     try:
         calibrated = profile.load(key)
         if calibrated is not None:
             jobs.append(calibrated.task_seconds)
             seen += calibrated.records()
+            walls = calibrated.superstep_seconds()
     except InputError as exc:  # a broken profile file: say so, run on what the store has
         log.warning("%s", exc)
     try:
@@ -206,7 +207,7 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
             seen += rows
     except Exception as exc:  # noqa: BLE001 - no usable history: the profile, or plain replay
         log.info("no cluster history: %s", exc)
-    return LiveModel(replay=ReplayModel(contention=fit(jobs) if jobs else None)), seen
+    return LiveModel(replay=ReplayModel(contention=fit(jobs, walls=walls) if jobs else None)), seen
 
 
 def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | None = None,

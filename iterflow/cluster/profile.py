@@ -47,6 +47,20 @@ class ClusterProfile:
 
         return records(self.supersteps) if self.supersteps else []
 
+    def superstep_seconds(self) -> dict[float, list[float]]:
+        """``slots -> [wall seconds]`` of the calibration job's steady supersteps (past the
+        first of a run and the warm-up of each executor set, as its task seconds): how fast
+        one fixed job runs at each size, all it costs beyond its tasks included."""
+        from iterflow.loop.records import epoch_ages
+
+        rows = self.records()
+        warm = int(self.notes.get("warmup_supersteps", 1) or 1)
+        out: dict[float, list[float]] = {}
+        for r, age in zip(rows, epoch_ages(rows)):
+            if age > warm and r.wall_seconds > 0 and r.ran.cores:
+                out.setdefault(float(r.ran.cores), []).append(float(r.wall_seconds))
+        return out
+
     @property
     def sizes(self) -> list[float]:
         return sorted(self.task_seconds)

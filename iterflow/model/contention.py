@@ -31,7 +31,7 @@ With no job at two sizes it is plain replay.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -39,6 +39,9 @@ import numpy as np
 from iterflow.loop.records import SuperstepRecord, model_rows
 
 BETA_BOUNDS = (0.0, 1.5)  # sharing never makes a task faster; beyond 1.5 a fit says more about noise
+# sizes whose measured superstep is within this of the fastest one's count as fast as it
+# (:meth:`Contention.fastest`): the calibration job's steady supersteps repeat within ~5 % at a size
+WALL_TIE = 0.05
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,13 @@ class Contention:
     jobs: int = 0
     how: str = "none learned (no earlier job at two sizes): tasks taken to run as measured at any size"
     sizes: tuple[tuple[float, float, float], ...] = ()  # (slots, a, b) measured, the base (m0, 1, 0) first
+    # (slots, median steady superstep seconds) of one job run at each size: the cluster's
+    # calibration job (:meth:`~iterflow.cluster.profile.ClusterProfile.superstep_seconds`)
+    walls: tuple[tuple[float, float], ...] = ()
 
     @property
     def none(self) -> bool:
+        """No task slow-down learned (``walls`` aside: they only say which size is fastest)."""
         return not self.beta and not self.overhead and len(self.sizes) < 2
 
     def factor(self, from_slots: float, to_slots: float) -> float:
@@ -83,18 +90,41 @@ class Contention:
         out = np.maximum((np.maximum(d - b0, 0.0) / a0) * a1 + b1, 0.1 * d)
         return out.tolist() if out.ndim else float(out)
 
-    def fastest(self, slots: Sequence[float]) -> int:
-        """Index in ``slots`` of the fewest slots with the most task throughput, ``m / task(m)``
-        (a task as it runs at ``m`` slots): on a cluster whose tasks slow down as it fills, a
-        size past it finishes no sooner and holds more executors (the emulated cluster's
-        calibration: 1.00x / 1.02x / 1.11x / 1.62x a task at 1-4 slots, throughput 1 / 1.96 /
-        2.70 / 2.47: 3). Without a slow-down, the largest."""
+    def fastest(self, slots: Sequence[float]) -> tuple[int, str]:
+        """``(index in slots, why)`` of the fewest slots that run a job about as fast as any: a
+        size past it finishes no sooner and holds more executors.
+
+        Where one job's supersteps were measured at the largest of ``slots`` and others
+        (``walls``, the cluster's calibration job): the fewest measured slots whose superstep
+        is within :data:`WALL_TIE` of the fastest measured. Why measured supersteps and not task
+        throughput alone: what a superstep costs beyond its tasks (the driver's share of the
+        cores, scheduling, a third wave of tasks) moves with the size too. On the emulated
+        cluster the task throughput picked 4 executors in four of six sessions; the calibration
+        job's supersteps ran as fast or faster at 3 in five of them (0.51 / 0.48 / 0.51 / 0.62 /
+        0.51 of its 1-executor time at 3 against 0.56 / 0.65 / 0.57 / 0.64 / 0.61 at 4; the
+        sixth 0.61 against 0.53), and so did the sessions' own jobs: PageRank and WCC 0-7 %
+        slower at 3 than at 4, k-means 9-20 % faster (stop 29-32b static runs).
+
+        Else the fewest slots with the most task throughput, ``m / task(m)`` (a task as it runs
+        at ``m`` slots; the calibration: 1.00x / 1.02x / 1.11x / 1.62x a task at 1-4 slots,
+        throughput 1 / 1.96 / 2.70 / 2.47: 3). Without either, the largest."""
         m = np.asarray(slots, float)
+        wall = dict(self.walls)
+        seen = [i for i, x in enumerate(m) if float(x) in wall]
+        if len(seen) > 1 and float(m.max()) in wall:
+            best = min(wall[float(m[i])] for i in seen)
+            k = min((i for i in seen if wall[float(m[i])] <= best * (1 + WALL_TIE)), key=lambda i: m[i])
+            return k, (f"the calibration job's steady superstep took {wall[float(m[k])]:.2f}s at {m[k]:g} slots and "
+                       f"{wall[float(m.max())]:.2f}s at {m.max():g}: no size above runs it more than "
+                       f"{WALL_TIE:.0%} faster")
         if self.none:
-            return int(np.argmax(m))
+            return int(np.argmax(m)), "no slow-down known: the largest"
         base = float(self.sizes[0][0]) if self.sizes else float(m.min())
-        rate = m / np.maximum(np.asarray([self.task(1.0, base, float(x)) for x in m], float), 1e-12)
-        return int(np.flatnonzero(rate >= rate.max() * (1 - 1e-9))[0])
+        at = np.asarray([self.task(1.0, base, float(x)) for x in m], float)
+        rate = m / np.maximum(at, 1e-12)
+        k = int(np.flatnonzero(rate >= rate.max() * (1 - 1e-9))[0])
+        return k, (f"a task takes {at[k]:.2f}x as long at {m[k]:g} slots as at {base:g} and {at[-1]:.2f}x at "
+                   f"{m[-1]:g}: no size above runs tasks faster")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,9 +155,18 @@ def learn(jobs: Iterable[Sequence[SuperstepRecord]], bounds: tuple[float, float]
     return fit([task_seconds(history) for history in jobs], bounds)
 
 
-def fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float] = BETA_BOUNDS) -> Contention:
+def fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float] = BETA_BOUNDS,
+        walls: dict[float, list[float]] | None = None) -> Contention:
     """:func:`learn` from ``slots -> [mean task seconds]`` per job (from records, or from the
-    simulator's recorded steps where a table kept only quantile sketches)."""
+    simulator's recorded steps where a table kept only quantile sketches); ``walls``: ``slots ->
+    [steady superstep seconds]`` of one job at several sizes (the cluster's calibration job),
+    which :meth:`Contention.fastest` goes by."""
+    found = _fit(jobs, bounds)
+    kept = tuple(sorted((float(k), float(np.median(v))) for k, v in (walls or {}).items() if v))
+    return replace(found, walls=kept) if kept else found
+
+
+def _fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float]) -> Contention:
     points = []  # (base slots, base task, slots, task), one per job and size above its smallest
     used = 0
     for seen in jobs:

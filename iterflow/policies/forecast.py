@@ -4,6 +4,8 @@
   the progress line and the report use too).
 * Work per future superstep: the last work, decayed geometrically when ``log(work)`` falls over
   the window (a shrinking active set), otherwise flat.
+* A trend's count that the last :data:`CONFIRM` barriers read one more, two more, ... is
+  ``confirmed``: the rules treat it as known (no horizon pad, a release at once).
 * A run that repeats an earlier one (the same program, input and cluster: ``repeat``, the earlier
   run's work per superstep) takes both from it where its own horizon is a guess or a trend:
   WCC's trend read 2, 18, 29, 1, 3, 2, 3, 6, 27 supersteps left at its first barriers, where
@@ -25,6 +27,10 @@ from iterflow.loop.plan import RunPlan, log_slope
 from iterflow.loop.records import SuperstepRecord
 
 History = Sequence[SuperstepRecord]
+# barriers whose trend counted down one by one to this one's reading: the count is taken as
+# known (WCC's tail read 27, 22, 21, 20, ... left -- exact from the second reading on -- after
+# 1, 3, 2, 3, 6 right after its collapse, where 28-24 were left)
+CONFIRM = 2
 
 
 def elapsed_seconds(history: History) -> float:
@@ -44,6 +50,7 @@ class Forecast:
     weights: np.ndarray  # supersteps each sample stands for (sums to ``remaining``)
     how: str             # where ``remaining`` came from, for reasons
     estimated: bool = True  # ``remaining`` from a convergence trend or a guess, not a known count
+    confirmed: bool = False  # a trend's count the last CONFIRM barriers counted down to, one by one
 
     @property
     def next_work(self) -> float:
@@ -74,15 +81,28 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
         how += f"; work x{math.exp(slope):.2f}/superstep from {w_last:.4g}"
     else:
         works = np.full(n, w_last)
-    return _sampled(works, samples, how, h.estimated)
+    return _sampled(works, samples, how, h.estimated, h.estimated and _counted_down(history, plan, n))
 
 
-def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool) -> Forecast:
+def _counted_down(history: History, plan: RunPlan, n: int) -> bool:
+    """Whether the trend read ``n + k`` supersteps left ``k`` barriers ago, for each of the last
+    :data:`CONFIRM` (a countdown: WCC's labels on a path, one a superstep), not a reading that jumps."""
+    barriers = CONFIRM
+    if len(history) <= barriers:
+        return False
+    deltas = [(r.superstep, r.ran.delta) for r in history]
+    for k in range(1, barriers + 1):
+        if plan.remaining(history[-1 - k].superstep, deltas[:-k]).left != n + k:
+            return False
+    return True
+
+
+def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool, confirmed: bool = False) -> Forecast:
     """``works`` summarised by at most ``samples`` chunk means, each weighted by its length."""
     n = works.size
     chunks = np.array_split(np.arange(n), min(n, samples))
     return Forecast(n, np.array([works[c].mean() for c in chunks]),
-                    np.array([float(c.size) for c in chunks]), how, estimated)
+                    np.array([float(c.size) for c in chunks]), how, estimated, confirmed)
 
 
 def last_run(past: History) -> list[SuperstepRecord]:

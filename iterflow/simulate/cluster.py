@@ -57,6 +57,8 @@ class Params:
     cold_in_factor: float = 0.0  # the same after a scale-in: no fresh JVM, the lost cache re-read
     # the slow-down at each recorded size, (slots, a, b) (:class:`Contention`); the power law beyond
     contention_sizes: tuple[tuple[float, float, float], ...] = ()
+    # (slots, steady superstep seconds) of the cluster's calibration job: where a cold start plans
+    contention_walls: tuple[tuple[float, float], ...] = ()
 
     def describe(self) -> list[str]:
         out = [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
@@ -71,7 +73,8 @@ class Params:
     @property
     def contention(self) -> Contention:
         return Contention(self.contention_beta, self.contention_overhead,
-                          how=self.sources.get("contention_beta", "given"), sizes=self.contention_sizes)
+                          how=self.sources.get("contention_beta", "given"), sizes=self.contention_sizes,
+                          walls=self.contention_walls)
 
 
 #: what a parameter is when no record measured it (stated in the output as "prior")
