@@ -30,13 +30,14 @@ and the executor-seconds held for them. Printed: the table of runs, each adaptiv
 dominance check against the static runs (dominated = some static size's median is better on
 both by more than *noise*: the median relative spread of job time among the runs of one
 static size), the issue's goals with the measured figures, and the
-parallel efficiency per static size (what makes a goal physically possible or not). Figure:
+parallel efficiency per static size (what makes a goal physically possible or not), and the
+session's repeatability (how often a static size's single run meets a target its median meets);
+the report is :mod:`pareto_report`'s (``--from-csv`` prints it again from the saved tables). Figure:
 ``results/pareto_<job>.png``, job seconds against executor-seconds with the static frontier.
 """
 from __future__ import annotations
 
 import json
-import re
 import time
 from typing import Any, Callable
 
@@ -45,21 +46,20 @@ import pandas as pd
 
 from common import points, rmat
 from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
+from pareto_report import analyse, figures
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.app.calibrate import describe, measure
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
-from iterflow.loop.records import records, rescale_costs
+from iterflow.loop.records import records
 from iterflow.model.contention import fit
 from iterflow.model.live import LiveModel, warm_start
 from iterflow.model.replay import ReplayModel
-from iterflow.simulate import bounds
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 
 NAME = "pareto"
-MET = 0.05  # a target is met within 5 %
 BUDGET = 1.2  # the issue's fastest goal: at <= 1.2x static-1's executor-seconds
 RELEASE = {"auto": None, "prompt": True, "hysteresis": False}  # --target-release -> prompt_release
 
@@ -131,7 +131,7 @@ def main() -> int:
         slow, priced, calibrated = None, [], "not calibrated (--cluster-profile none): no task slow-down known"
         if args.cluster_profile == "calibrate":  # what `iterflow cluster calibrate` measures, this session
             found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
-            slow, priced = fit([found.task_seconds], walls=found.superstep_seconds()), found.records()
+            slow, priced = fit([found.task_seconds], walls=found.steady_walls()), found.records()
             calibrated = describe(found, sizes=range(1, W + 1))
             print(calibrated, flush=True)
             RESULTS.mkdir(parents=True, exist_ok=True)  # what the simulator's calibration may learn from
@@ -221,187 +221,6 @@ def target_start(W: int, slow: Any) -> int:
         [], LiveModel(replay=ReplayModel(contention=slow)))
     print(f"  target: {want.reason if want else f'starts at the maximum, {W} executors'}", flush=True)
     return want.executors if want else W
-
-
-def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: float | None = None) -> list[str]:
-    """Dominance per adaptive run, the issue's goals, parallel efficiency per static size and,
-    given the runs' supersteps, the best any policy could reach (:mod:`iterflow.simulate.bounds`)."""
-    out = []
-    for job, d in df.groupby("job", sort=False):
-        st = d[d["policy"].str.startswith("static-")]
-        med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
-        spread = st.groupby("policy")["job_seconds"].agg(lambda s: (s.max() - s.min()) / s.median() if len(s) > 1 else np.nan)
-        noise = float(spread.median()) if spread.notna().any() else 0.10
-        out.append(f"== {job}: noise {noise:.0%} (median relative spread of a static size's runs, before and "
-                   f"after the adaptive ones; largest {float(spread.max()):.0%})")
-        t1 = med.loc["static-1", "job_seconds"]
-        out.append("  parallel efficiency: " + ", ".join(
-            f"{e}: speedup {t1 / med.loc[f'static-{e}', 'job_seconds']:.2f}x ({t1 / med.loc[f'static-{e}', 'job_seconds'] / e:.0%})"
-            for e in range(1, W + 1) if f"static-{e}" in med.index))
-        for _, r in d[~d["policy"].str.startswith("static-")].iterrows():
-            beat = [p for p, m in med.iterrows() if m["job_seconds"] < r["job_seconds"] * (1 - noise)
-                    and m["executor_seconds"] < r["executor_seconds"] * (1 - noise)]
-            tgt = f" target {r['target_seconds']:.1f}s" if pd.notna(r.get("target_seconds")) else ""
-            fixed = len(set(str(r["executors_path"]).split("-"))) == 1
-            out.append(f"  {r['policy']}{tgt} rep {r['rep']}: {r['job_seconds']:.1f}s {r['executor_seconds']:.0f} executor-s "
-                       f"[{r['executors_path']}] -> {'dominated by ' + ', '.join(beat) if beat else 'not dominated'}"
-                       + (" (never rescaled: a static run in all but name)" if fixed else ""))
-        out += goals(job, d, med, W)
-        if steps is not None and "job" in steps:
-            out += releases(steps[(steps["job"] == job) & (steps["policy"] == "target")])
-            out += best_possible(job, d, steps[steps["job"] == job], W, up)
-    return out
-
-
-def releases(steps: pd.DataFrame) -> list[str]:
-    """``target``'s releases: the finish each predicted ("comfortably ahead: N executors finish
-    Ts") against the run's real one -- for every release not undone by a later scale-out, and
-    for each run's last release with no rescale after it (the only one whose prediction was meant to be the finish: a release
-    followed by another spends on purpose the slack the first left)."""
-    every, last = [], []
-    for _, g in steps.groupby("run_id", sort=False):
-        g = g.sort_values("superstep")
-        real = float((g["wall_seconds"] + g["barrier_seconds"].fillna(0)).sum())
-        mine: list[float] = []
-        for _, r in g.iterrows():
-            m = re.search(r"comfortably ahead: \d+ executors finish ([\d.]+)s", str(r.get("reason")))
-            if r.get("decision") == "down" and m:
-                mine.append(real / float(m.group(1)) - 1)
-            elif r.get("decision") == "up":
-                mine = []  # a scale-out after a release: its prediction no longer applies
-        every += mine
-        last += mine[-1:]
-
-    def say(x: list[float]) -> str:
-        return f"{np.median(x):+.0%} ({min(x):+.0%}..{max(x):+.0%}, {len(x)})" if x else "none"
-    return [f"  target's releases, real finish over predicted: every release not undone by a scale-out {say(every)}; "
-            f"each run's last {say(last)}"]
-
-
-def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given: float | None = None) -> list[str]:
-    """The goals' figures for the best schedule of per-superstep sizes the static runs allow
-    (exact future, free rescales, warm executors): where even that misses a goal, the cluster's
-    scaling rules it out. Times per superstep are wall + barrier seconds, median over a size's runs."""
-    st = steps[steps["policy"].astype(str).str.startswith("static-")]
-    if st.empty:
-        return []
-    runs: dict[int, list[list[float]]] = {}
-    for (pol, _), r in st.groupby(["policy", "run_id"], sort=False):
-        r = r.sort_values("superstep")
-        runs.setdefault(int(str(pol).split("-")[1]), []).append(
-            list(r["wall_seconds"] + r["barrier_seconds"].fillna(0.0)))
-    sizes, T = bounds.static_times(runs)
-    if sizes != list(range(1, W + 1)):
-        return [f"  best possible: static runs at sizes {sizes} only, need 1..{W}"]
-    t1, tmax = T[0].sum(), T[-1].sum()
-    out = [f"  best any policy could do (one size per superstep, chosen knowing every superstep's time at "
-           f"every size from the static runs; rescales free, new executors warm): supersteps "
-           f"{T.shape[1]}, static-1 {t1:.1f}s, static-{W} {tmax:.1f}s"]
-    f = bounds.fastest(sizes, T, 1.2 * t1)
-    out.append(f"    fastest within 1.2x static-1's executor-s: {1 - f.seconds / t1:+.0%} shorter "
-               f"[{f.path}]" + (" (goal on WCC >= 30%: out of reach on this cluster)"
-                                if job == "wcc" and 1 - f.seconds / t1 < 0.30 else ""))
-    c = bounds.cheapest(sizes, T, 1.1 * tmax)
-    saved = 1 - c.executor_seconds / (W * tmax)
-    out.append(f"    efficiency within +10% of static-{W}: {saved:+.0%} executor-s saved [{c.path}]"
-               + (" (goal on WCC >= 35%: out of reach on this cluster)" if job == "wcc" and saved < 0.35 else ""))
-    out += _target_bound(d, sizes, T, {})
-    up, whose = scale_out_price(steps), "median of the adaptive runs'"
-    if up is None and given is not None:
-        up, whose = given, "given: --scale-out-seconds"
-    if up is None:
-        return out + ["    (no scale-out in the adaptive runs: the bound with priced rescales needs one measured)"]
-    starts = steps[~steps["policy"].astype(str).str.startswith("static-") & (steps["superstep"] == 1)]
-    start = {p: int(g["executors"].median()) for p, g in starts.groupby("policy")}
-    priced = dict(up=up, down=None)
-    out.append(f"  the same with rescales priced as measured here (a scale-out +{up:.1f}s at the new size: its "
-               f"pause and cold supersteps, {whose}; a scale-in one superstep at the new "
-               f"size; registration still free), from where each policy starts:")
-    f = bounds.fastest(sizes, T, 1.2 * t1, start=start.get("fastest", 1), **priced)
-    out.append(f"    fastest within 1.2x static-1's executor-s: {1 - f.seconds / t1:+.0%} shorter [{f.path}]")
-    c = bounds.cheapest(sizes, T, 1.1 * tmax, start=start.get("efficiency", W), **priced)
-    out.append(f"    efficiency within +10% of static-{W}: "
-               + (f"{1 - c.executor_seconds / (W * tmax):+.0%} executor-s saved [{c.path}]" if c else "none"))
-    return out + _target_bound(d, sizes, T, dict(start=start.get("target", W), **priced))
-
-
-def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict) -> list[str]:
-    ratios, met = [], 0
-    targets = d.loc[d["policy"] == "target", "target_seconds"].dropna()
-    for target in targets:
-        meet = [e * T[i].sum() for i, e in enumerate(sizes) if T[i].sum() <= target * (1 + MET)]
-        b = bounds.cheapest(sizes, T, target * (1 + MET), **priced)
-        met += b is not None
-        if meet and b is not None:
-            ratios.append(b.executor_seconds / min(meet))
-    if not ratios:
-        return []
-    return [f"    target: {met} of {len(targets)} reachable; executor-s vs the cheapest static meeting it, median "
-            f"{np.median(ratios):.2f}x (best {min(ratios):.2f}x, largest {max(ratios):.2f}x, "
-            f"{sum(r <= 1.15 for r in ratios)} within 1.15x) over {len(ratios)} targets a static size meets"]
-
-
-def scale_out_price(steps: pd.DataFrame) -> float | None:
-    """The median price of the scale-outs in the adaptive runs (``rescale_costs``: pause and cold
-    supersteps), or ``None`` when none was made."""
-    prices = []
-    for _, run in steps[~steps["policy"].astype(str).str.startswith("static-")].groupby("run_id", sort=False):
-        prices += rescale_costs(records(run.sort_values("superstep")), "up")
-    return float(np.median(prices)) if prices else None
-
-
-def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
-    out = []
-    mx, one = med.loc[f"static-{W}"], med.loc["static-1"]
-    eff = d[d["policy"] == "efficiency"][["job_seconds", "executor_seconds"]].median()
-    fast = d[d["policy"] == "fastest"][["job_seconds", "executor_seconds"]].median()
-    saved, slower = 1 - eff["executor_seconds"] / mx["executor_seconds"], eff["job_seconds"] / mx["job_seconds"] - 1
-    moved = d[d["policy"] == "efficiency"]["executors_path"].map(lambda p: len(set(str(p).split("-"))) > 1).any()
-    out.append(f"  efficiency vs static-{W}: {saved:+.0%} executor-s saved at {slower:+.0%} runtime"
-               + ("" if moved else " (it never released an executor: the difference is the static runs' noise)")
-               + (f" (goal on WCC: >= 35% at <= +10%: {'MET' if moved and saved >= 0.35 and slower <= 0.10 else 'NOT MET'})" if job == "wcc" else ""))
-    shorter, cost = 1 - fast["job_seconds"] / one["job_seconds"], fast["executor_seconds"] / one["executor_seconds"]
-    out.append(f"  fastest vs static-1: {shorter:+.0%} shorter at {cost:.2f}x executor-s"
-               + (f" (goal on WCC: >= 30% at <= 1.2x: {'MET' if shorter >= 0.30 and cost <= 1.2 else 'NOT MET'})" if job == "wcc" else ""))
-    t = d[d["policy"] == "target"]
-    if len(t):
-        st = d[d["policy"].str.startswith("static-")]
-        met = t["job_seconds"] <= t["target_seconds"] * (1 + MET)
-        ratios = []
-        for _, r in t.iterrows():
-            ok = st[(st["rep"] == r["rep"]) & (st["job_seconds"] <= r["target_seconds"] * (1 + MET))]
-            if len(ok):
-                ratios.append(r["executor_seconds"] / ok["executor_seconds"].min())
-        out.append(f"  target (cold start): {int(met.sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
-                   f"static meeting the same target: median {np.median(ratios):.2f}x, max {max(ratios):.2f}x"
-                   if ratios else f"  target: {int(met.sum())} of {len(t)} met; no static run met any target")
-    return out
-
-
-def figures(df: pd.DataFrame, W: int, stem: str = NAME) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    for job, d in df.groupby("job", sort=False):
-        fig, ax = plt.subplots(figsize=(6, 4.5))
-        st = d[d["policy"].str.startswith("static-")]
-        med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median().sort_values("executor_seconds")
-        ax.plot(med["executor_seconds"], med["job_seconds"], "k--", lw=1, label="static (median)")
-        for p, m in med.iterrows():
-            ax.annotate(p.split("-")[1], (m["executor_seconds"], m["job_seconds"]), fontsize=8)
-        ax.scatter(st["executor_seconds"], st["job_seconds"], c="k", s=12)
-        for pol, marker in (("efficiency", "s"), ("fastest", "^"), ("target", "o")):
-            a = d[d["policy"] == pol]
-            ax.scatter(a["executor_seconds"], a["job_seconds"], marker=marker, label=pol)
-        ax.set_xlabel("executor-seconds per job")
-        ax.set_ylabel("job seconds")
-        ax.set_title(f"{job}: adaptive runs against the static frontier")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(RESULTS / f"{stem}_{job}.png", dpi=110)
-        plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -163,3 +163,12 @@ def test_the_fastest_size_is_where_a_job_was_measured_fastest_where_one_was():
     assert alone.none and alone.fastest([1, 2, 3, 4])[0] == 1
     assert fit([{1.0: [0.1], 2.0: [0.11]}], walls={2.0: [1.0, 3.0, 1.2], 1.0: []}).walls == ((2.0, 1.2),)
 
+
+def test_a_warm_start_keeps_what_the_calibration_said_of_each_sizes_speed():
+    """A model given only the calibration job's supersteps (no task slow-down) that learns the
+    slow-down from earlier runs still knows where the job ran fastest."""
+    walls = ((1.0, 2.0), (3.0, 1.0), (4.0, 1.02))
+    model = ReplayModel(contention=Contention(walls=walls))
+    model.observe_many([(1.0, 1.0, 2.0, "[]"), (4.0, 1.0, 1.0, "[]")])
+    assert model.contention.walls == walls
+

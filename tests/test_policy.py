@@ -107,8 +107,21 @@ def test_a_trend_count_the_barriers_counted_down_to_is_confirmed():
         return forecast(records([row(k, 4, 1.0, delta=float(WCC_DELTAS[k - 1])) for k in range(1, i + 1)]), plan)
 
     assert [i for i in range(3, 32) if fc(i).confirmed] == list(range(13, 32))
-    assert fc(13).remaining == 20 and fc(13).estimated
-    assert not forecast(records([row(k, 4, 1.0) for k in range(1, 6)]), RunPlan(max_iterations=9)).confirmed
+    assert fc(13).remaining == 20 and fc(13).estimated and "taken as known" in fc(13).how
+
+
+def test_a_guess_is_never_confirmed_even_where_earlier_counts_led_to_it():
+    """Trend readings of 12 and 11 supersteps left at barriers 8 and 9, then no trend at 10: the
+    "as many again as done" guess (10) is not a count anyone counted down to."""
+    from iterflow.loop.plan import Horizon
+
+    class Readings(RunPlan):
+        def remaining(self, superstep, deltas):
+            left = {8: 12, 9: 11}.get(int(superstep))
+            return Horizon(int(superstep), left, "stub", True, 100)
+
+    fc = forecast(records([row(k, 4, 1.0, delta=1.0) for k in range(1, 11)]), Readings(max_iterations=110, tol=0.5))
+    assert fc.remaining == 10 and fc.estimated and not fc.confirmed
 
 
 def test_forecast_decays_shrinking_work_and_samples_long_horizons():

@@ -8,7 +8,7 @@ from iterflow.model.resource import ResourceModel
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.records import records
 from iterflow.policies import StaticPolicy, TargetPolicy
-from iterflow.policies.rules import UNSEEN_ERROR
+from iterflow.policies.pads import UNSEEN_ERROR
 
 from fakes import H
 from policy_fakes import (QUICK, FakeModel, row, flat, FakeCluster, total_seconds, executor_seconds, sizes,
@@ -143,24 +143,24 @@ def test_target_release_is_padded_where_the_runs_length_is_an_estimate():
     assert guessed.executors is None and "within the band" in guessed.reason, guessed.reason
 
 
-def test_a_confirmed_count_releases_at_once_without_the_horizon_pad(monkeypatch):
+def test_a_confirmed_count_releases_at_once(monkeypatch):
     """WCC at barrier 13: the path's count read 22, 21, 20 left at the last three barriers. Taken
-    as known, the release to 3 is padded by UNSEEN_ERROR only and made at once; unconfirmed (a
-    countdown of 50 barriers asked), the horizon pad keeps 4 -- WCC's releases came 3-8
-    barriers after its count was exact (stop 32)."""
+    as known, the release to 3 (a size not run: the model's error plus UNSEEN_ERROR) is made at
+    once; unconfirmed (a countdown of 50 barriers asked), it waits for the hysteresis -- WCC's
+    releases came 3-8 barriers after its count was exact (stop 32)."""
     from test_policy import WCC_DELTAS
     fc = importlib.import_module("iterflow.policies.forecast")
 
     m = FakeModel(1.0, 0.01)  # 26 s a superstep at 4, 34.3 at 3; 20 left: T(3) = 686.7
     hist = [row(k, 4, m.predict_seconds(4, 10_000), delta=float(WCC_DELTAS[k - 1])) for k in range(1, 14)]
     t3 = 20 * m.predict_seconds(3, 10_000)
-    target = 13 * 26 + 1.1 * t3 * 1.2  # T(3)·1.1 <= left/1.1 < T(3)·1.25
+    target = 13 * 26 + 1.1 * t3 * 1.2  # T(3)·(1 + max(0.15, 0.05 + 0.10)) <= left/1.1
     opts = dict(max_executors=4, max_iterations=1000, tol=0.0, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
     r = TargetPolicy(target, **opts).decide(**H(hist, m))
-    assert r.executors == 3 and "~20 supersteps left" in r.reason and "at once" in r.reason, r.reason
+    assert r.executors == 3 and "taken as known" in r.reason and "at once" in r.reason, r.reason
     monkeypatch.setattr(fc, "CONFIRM", 50)
     r = TargetPolicy(target, **opts).decide(**H(hist, m))
-    assert r.executors is None and "within the band, keep 4" in r.reason, r.reason
+    assert r.executors is None and "down to 3 indicated 1/3" in r.reason, r.reason
 
 
 def test_target_missed_even_at_max_goes_to_max_at_once():

@@ -166,7 +166,8 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     return ClusterProfile(cluster, seen, job=f"pagerank {path.name}, {len(res.records)} supersteps on "
                           + " -> ".join(map(str, script.sizes)) + " executors",
                           measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                          seconds=time.perf_counter() - t0, notes={"warmup_supersteps": warm, "skipped": script.skipped},
+                          seconds=time.perf_counter() - t0, notes={"warmup_supersteps": warm, "skipped": script.skipped,
+                                                             "measured_supersteps": sorted(measured)},
                           supersteps=[{k: _plain(v) for k, v in r.items()} for r in rows])
 
 
@@ -181,7 +182,7 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
     """The profile, the contention and the rescale prices it gives, as a user reads it."""
     from iterflow.model.contention import fit
 
-    c = fit([profile.task_seconds], walls=profile.superstep_seconds())
+    c = fit([profile.task_seconds], walls=profile.steady_walls())
     base = min(profile.sizes) if profile.sizes else 1.0
     d0 = float(np.median(profile.task_seconds[base])) if profile.sizes else 1.0
     at = ", ".join(f"{s:g}: {c.task(d0, base, s) / d0:.2f}x" for s in sizes)

@@ -197,7 +197,7 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
         if calibrated is not None:
             jobs.append(calibrated.task_seconds)
             seen += calibrated.records()
-            walls = calibrated.superstep_seconds()
+            walls = calibrated.steady_walls()
     except InputError as exc:  # a broken profile file: say so, run on what the store has
         log.warning("%s", exc)
     try:

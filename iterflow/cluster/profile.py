@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from iterflow.errors import InputError
 from iterflow.files import atomic_file, iterflow_home, private_dir
 
@@ -47,17 +49,21 @@ class ClusterProfile:
 
         return records(self.supersteps) if self.supersteps else []
 
-    def superstep_seconds(self) -> dict[float, list[float]]:
-        """``slots -> [wall seconds]`` of the calibration job's steady supersteps (past the
-        first of a run and the warm-up of each executor set, as its task seconds): how fast
-        one fixed job runs at each size, all it costs beyond its tasks included."""
-        from iterflow.loop.records import epoch_ages
+    def steady_walls(self) -> dict[float, list[float]]:
+        """``slots -> [wall seconds]`` of the supersteps the calibration measured its task seconds
+        on (the descending pass, each size past its warm-up): how fast one fixed job runs at each
+        size, all it costs beyond its tasks included. Not the warm-up hold at the maximum (JIT)
+        nor the climb back (fresh executors): only the maximum and 2 have those, and counted in
+        they made 3 executors look 2-24 % faster than 4 where the pass measured 4 up to 18 %
+        faster (stop 29-32b)."""
+        from iterflow.loop.records import epoch_ages, feeds_model
 
         rows = self.records()
+        measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
         warm = int(self.notes.get("warmup_supersteps", 1) or 1)
         out: dict[float, list[float]] = {}
         for r, age in zip(rows, epoch_ages(rows)):
-            if age > warm and r.wall_seconds > 0 and r.ran.cores:
+            if r.superstep in measured and feeds_model(r, None, age, warm) and r.wall_seconds > 0 and r.ran.cores:
                 out.setdefault(float(r.ran.cores), []).append(float(r.wall_seconds))
         return out
 
@@ -109,3 +115,23 @@ def save(profile: ClusterProfile, path: Path | None = None) -> Path:
     with atomic_file(path) as fh:
         json.dump(doc, fh, indent=1, sort_keys=True)
     return path
+
+
+def descending_pass(rows: list[Any]) -> list[Any]:
+    """The records of a calibration run's measured pass, for a profile saved before it named its
+    supersteps (``notes["measured_supersteps"]``): from the start down to the first size larger
+    than the one before (the climb back is not measured), the first size's segment cut to as
+    many supersteps as the other sizes held (the rest of it is the warm-up hold)."""
+    segments: list[list[Any]] = []
+    for r in rows:
+        if segments and segments[-1][-1].executors == r.executors and r.superstep > segments[-1][-1].superstep:
+            segments[-1].append(r)
+        elif segments and r.executors > segments[-1][-1].executors:
+            break
+        else:
+            segments.append([r])
+    if len(segments) > 1:
+        held = int(np.median([len(s) for s in segments[1:]]))
+        segments[0] = segments[0][-held:]
+    return [r for s in segments for r in s]
+

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -40,8 +40,16 @@ from iterflow.loop.records import SuperstepRecord, model_rows
 
 BETA_BOUNDS = (0.0, 1.5)  # sharing never makes a task faster; beyond 1.5 a fit says more about noise
 # sizes whose measured superstep is within this of the fastest one's count as fast as it
-# (:meth:`Contention.fastest`): the calibration job's steady supersteps repeat within ~5 % at a size
+# (:meth:`Contention.fastest`): the calibration holds each size for 6-7 steady supersteps, whose
+# spread at one size (10-30 % on the emulated cluster) leaves their medians a few % apart at best
 WALL_TIE = 0.05
+
+
+class Fastest(NamedTuple):
+    """What :meth:`Contention.fastest` found: an index in the slots asked about, and why."""
+
+    index: int
+    why: str
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,7 @@ class Contention:
     how: str = "none learned (no earlier job at two sizes): tasks taken to run as measured at any size"
     sizes: tuple[tuple[float, float, float], ...] = ()  # (slots, a, b) measured, the base (m0, 1, 0) first
     # (slots, median steady superstep seconds) of one job run at each size: the cluster's
-    # calibration job (:meth:`~iterflow.cluster.profile.ClusterProfile.superstep_seconds`)
+    # calibration job (:meth:`~iterflow.cluster.profile.ClusterProfile.steady_walls`)
     walls: tuple[tuple[float, float], ...] = ()
 
     @property
@@ -90,20 +98,22 @@ class Contention:
         out = np.maximum((np.maximum(d - b0, 0.0) / a0) * a1 + b1, 0.1 * d)
         return out.tolist() if out.ndim else float(out)
 
-    def fastest(self, slots: Sequence[float]) -> tuple[int, str]:
-        """``(index in slots, why)`` of the fewest slots that run a job about as fast as any: a
-        size past it finishes no sooner and holds more executors.
+    def fastest(self, slots: Sequence[float]) -> "Fastest":
+        """The fewest of ``slots`` that run a job about as fast as any (``index`` in ``slots``,
+        ``why``): a size past it finishes no sooner and holds more executors.
 
-        Where one job's supersteps were measured at the largest of ``slots`` and others
-        (``walls``, the cluster's calibration job): the fewest measured slots whose superstep
-        is within :data:`WALL_TIE` of the fastest measured. Why measured supersteps and not task
-        throughput alone: what a superstep costs beyond its tasks (the driver's share of the
-        cores, scheduling, a third wave of tasks) moves with the size too. On the emulated
-        cluster the task throughput picked 4 executors in four of six sessions; the calibration
-        job's supersteps ran as fast or faster at 3 in five of them (0.51 / 0.48 / 0.51 / 0.62 /
-        0.51 of its 1-executor time at 3 against 0.56 / 0.65 / 0.57 / 0.64 / 0.61 at 4; the
-        sixth 0.61 against 0.53), and so did the sessions' own jobs: PageRank and WCC 0-7 %
-        slower at 3 than at 4, k-means 9-20 % faster (stop 29-32b static runs).
+        Where one job's supersteps were measured at the largest of ``slots`` and at others
+        (``walls``, the cluster's calibration job): the fewest *measured* slots whose superstep
+        is within :data:`WALL_TIE` of the fastest measured (sizes it did not run are not
+        candidates). Why measured supersteps and not task throughput alone: what a superstep
+        costs beyond its tasks (the driver's share of the cores, scheduling) moves with the
+        size too. On the emulated cluster the calibration job's steady supersteps ran 0.94-1.01x
+        as long at 3 executors as at 4 in five sessions of seven (stop 29-33; 1.14x and 1.18x in
+        the other two: 4), the task throughput picking the same size in six of them (in stop 33
+        4, at 1.01x); the sessions' own jobs ran 1.00-1.07x (PageRank), 1.00-1.10x (WCC) and
+        0.78-1.00x (k-means) as long at 3 as at 4 (stop 29-32b).
+        The walls are one job's, at its partition count (8 tasks: 3 waves at 3 slots, 2 at 4):
+        a program with other waves may rank the sizes otherwise.
 
         Else the fewest slots with the most task throughput, ``m / task(m)`` (a task as it runs
         at ``m`` slots; the calibration: 1.00x / 1.02x / 1.11x / 1.62x a task at 1-4 slots,
@@ -114,16 +124,16 @@ class Contention:
         if len(seen) > 1 and float(m.max()) in wall:
             best = min(wall[float(m[i])] for i in seen)
             k = min((i for i in seen if wall[float(m[i])] <= best * (1 + WALL_TIE)), key=lambda i: m[i])
-            return k, (f"the calibration job's steady superstep took {wall[float(m[k])]:.2f}s at {m[k]:g} slots and "
+            return Fastest(k, f"the calibration job's steady superstep took {wall[float(m[k])]:.2f}s at {m[k]:g} slots and "
                        f"{wall[float(m.max())]:.2f}s at {m.max():g}: no size above runs it more than "
                        f"{WALL_TIE:.0%} faster")
         if self.none:
-            return int(np.argmax(m)), "no slow-down known: the largest"
+            return Fastest(int(np.argmax(m)), "no slow-down known: the largest")
         base = float(self.sizes[0][0]) if self.sizes else float(m.min())
         at = np.asarray([self.task(1.0, base, float(x)) for x in m], float)
         rate = m / np.maximum(at, 1e-12)
         k = int(np.flatnonzero(rate >= rate.max() * (1 - 1e-9))[0])
-        return k, (f"a task takes {at[k]:.2f}x as long at {m[k]:g} slots as at {base:g} and {at[-1]:.2f}x at "
+        return Fastest(k, f"a task takes {at[k]:.2f}x as long at {m[k]:g} slots as at {base:g} and {at[-1]:.2f}x at "
                    f"{m[-1]:g}: no size above runs tasks faster")
 
     def to_dict(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
@@ -200,8 +200,9 @@ class ReplayModel:
         rows = [tuple(r) for r in rows]
         for row in rows:
             self.observe(*row)
-        if self.contention.none and not self.contention.pairs:
-            self.contention = fit([row_task_seconds(r for r in rows if len(r) > 3 and r[3] is not None)])
+        if self.contention.none and not self.contention.pairs:  # keeping what it knew of the sizes' speed
+            learned = fit([row_task_seconds(r for r in rows if len(r) > 3 and r[3] is not None)])
+            self.contention = replace(learned, walls=self.contention.walls)
         for s, obs in self.times.items():
             self.before.setdefault(s, []).extend(obs)
         self.times = {}

@@ -81,18 +81,25 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
         how += f"; work x{math.exp(slope):.2f}/superstep from {w_last:.4g}"
     else:
         works = np.full(n, w_last)
-    return _sampled(works, samples, how, h.estimated, h.estimated and _counted_down(history, plan, n))
+    confirmed = h.estimated and h.left is not None and _counted_down(history, plan, n)
+    if confirmed:
+        how += f"; counted down to at the last {CONFIRM} barriers: taken as known"
+    return _sampled(works, samples, how, h.estimated, confirmed)
 
 
 def _counted_down(history: History, plan: RunPlan, n: int) -> bool:
-    """Whether the trend read ``n + k`` supersteps left ``k`` barriers ago, for each of the last
-    :data:`CONFIRM` (a countdown: WCC's labels on a path, one a superstep), not a reading that jumps."""
-    barriers = CONFIRM
-    if len(history) <= barriers:
+    """Whether the trend read ``n`` plus the supersteps run since, at each of the last
+    :data:`CONFIRM` barriers (a countdown: WCC's labels on a path, one a superstep), not a
+    reading that jumps or a guess. Any trend that holds counts down (the readings share most of
+    their window); the evidence it is then right is WCC's straight line."""
+    if len(history) <= CONFIRM:
         return False
-    deltas = [(r.superstep, r.ran.delta) for r in history]
-    for k in range(1, barriers + 1):
-        if plan.remaining(history[-1 - k].superstep, deltas[:-k]).left != n + k:
+    last = history[-1].superstep
+    recent = history[-(plan.window + CONFIRM):]
+    deltas = [(r.superstep, r.ran.delta) for r in recent]
+    for k in range(1, CONFIRM + 1):
+        before = plan.remaining(recent[-1 - k].superstep, deltas[:-k]).left
+        if before is None or before != n + last - recent[-1 - k].superstep:
             return False
     return True
 

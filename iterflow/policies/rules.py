@@ -15,24 +15,7 @@ from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
 from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
-
-
-# How far short of the finish a release's prediction falls where the run's length is read off a
-# convergence trend: WCC's last release in each run finished +15 % (+4..+20 %) and +9 % (+6..+11 %)
-# after its prediction (stop 28, two sessions), PageRank's -- its length known -- +4 % (-4..+13 %)
-# and -1 % (-2..+7 %). (Read against every release, the shortfall looked larger and was blamed on
-# sizes not yet run: +9 % PageRank, +19 % WCC; but a release that is followed by another was
-# never meant to be the finish.) The model's own error is measured at the sizes it has seen.
-HORIZON_ERROR = 0.15
-
-# How much slower than predicted a size this run has not run turned out after ``target``
-# released to it: its steady supersteps ran a median 1.08x the prediction made at the release
-# (PageRank, 73 releases; p75 1.15x), 1.08x (k-means, 60; 1.15x), 0.99x (WCC, 85; 1.11x) (stop
-# 29-32b, six sessions, cold starts) -- the model's error where it has measured nothing, and
-# the optimizer's curse (a release is made where its prediction is low). Such a release is padded
-# by this on top of the model's own error. Replayed on stop 30-32b's tables (target_whatif.py),
-# targets met 78 -> 88 of the 98 a static size meets, median executor-s 1.10-1.43x -> 1.14-1.55x.
-UNSEEN_ERROR = 0.1
+from iterflow.policies.pads import release_pad
 
 
 class TargetPolicy(AdaptivePolicy):
@@ -56,9 +39,11 @@ class TargetPolicy(AdaptivePolicy):
     * scale in when ahead, ``T(current) < left / (1 + min(slack, margin + err))``, to the
       cheapest count with ``T(e)·(1 + pad) <= left / (1 + margin)``, its price included
       (``err``: the fitted model's own relative error, 0 until it measured one; ``pad``: that,
-      and at least :data:`HORIZON_ERROR` where the run's length is an estimate (not where the
-      trend's count was counted down to, :class:`~iterflow.policies.forecast.Forecast`
-      ``confirmed``), plus :data:`UNSEEN_ERROR` for a size this run has not run). The
+      at least :data:`~iterflow.policies.pads.HORIZON_ERROR` where the run's length is an
+      estimate (not where the trend's count was counted down to,
+      :class:`~iterflow.policies.forecast.Forecast` ``confirmed``), at least that plus
+      :data:`~iterflow.policies.pads.UNSEEN_ERROR` for a size this run has not run:
+      :func:`~iterflow.policies.pads.release_pad`). The
       band is the model's uncertainty, not a fixed 50 %: that kept PageRank on 4 executors for
       targets of 25.6 and 29.7 s that 2 and 3 met, while 4 was predicted to finish in 23 s
       (stop 27); a release sized with the error in it and its price paid leaves the next
@@ -137,10 +122,9 @@ class TargetPolicy(AdaptivePolicy):
             # a curve's extrapolation (one fitted at 16 and 14 executors read 2 as fast as 14); a
             # task replay schedules the measured tasks on fewer slots, no extrapolation
             half = ctx.lo if ctx.predictor.replays else math.ceil(ctx.current / 2)
-            ran = {r.executors for r in ctx.history}
             unsure = ctx.forecast.estimated and not ctx.forecast.confirmed  # a count read off a trend
-            pad = 1 + (max(err, HORIZON_ERROR) if unsure else err) \
-                + UNSEEN_ERROR * np.array([e not in ran for e in E])
+            ran = {r.executors for r in ctx.history}
+            pad = release_pad(err, unsure, np.array([e not in ran for e in E]))
             goal = left / (1 + self.margin)
             k = best = cheapest(goal, pad=pad)
             if best is not None and E[best] < half:
@@ -172,14 +156,11 @@ class TargetPolicy(AdaptivePolicy):
         target -- the fastest size -- and the cluster's calibration says which size that is
         (:meth:`~iterflow.model.contention.Contention.fastest`: by the calibration job's measured
         supersteps where it ran the sizes, else by its task slow-down): never above the configured
-        start. Replayed on stop 29-32b's tables (``target_whatif.py``), the measured supersteps
-        start at 3 in five sessions of six (the task slow-down: two), and the target runs of stop
-        32's table cost 1.43x -> 1.31x the cheapest static size's executor-seconds. On the emulated cluster a task runs 1.11-1.17x as long at 3 slots as at 1 and
-        1.59-1.62x at 4, and the calibration job's own supersteps ran 1.01-1.14 s at 3
-        executors against 1.24-1.37 s at 4 (three sessions, 8 partitions: the third wave at 3
-        does not undo it); started at 4, the first two supersteps (before a release can be
-        sized) cost PageRank's and k-means' targets 1.2-1.4x the executor-seconds of the
-        cheapest static size (stop 29)."""
+        start. On the emulated cluster a task runs 1.11-1.17x as long at 3 slots as at 1 and
+        1.59-1.62x at 4, and the calibration job's steady supersteps ran 0.94-1.01x as long at 3
+        executors as at 4 in five sessions of seven (stop 29-33); started at 4, the first two
+        supersteps (before a release can be sized) cost PageRank's and k-means' targets 1.2-1.4x
+        the executor-seconds of the cheapest static size (stop 29)."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
         E = np.arange(self.min_executors, self.max_executors + 1)
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat and model is not None else None

@@ -68,6 +68,9 @@ class Params:
             out.append("contention per size = " + ", ".join(f"{m:g}: {a:.2f}x + {b * 1e3:.0f} ms"
                                                             for m, a, b in self.contention_sizes)
                        + f" ({self.sources.get('contention_beta', 'given')}; the power law beyond)")
+        if self.contention_walls:
+            out.append("calibration job's steady superstep = " + ", ".join(f"{m:g}: {w:.2f}s" for m, w in self.contention_walls)
+                       + " (where a cold target starts)")
         return out
 
     @property
