@@ -173,7 +173,8 @@ def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
                    f"static size meeting the same target (a size's median run): median {np.median(by_size):.2f}x, max "
                    f"{max(by_size):.2f}x over {len(by_size)}; vs the cheapest single static run meeting it (the luckier of "
                    f"a size's runs): median {np.median(ratios):.2f}x, max {max(ratios):.2f}x"
-                   if ratios and by_size else f"  target: {int(met.sum())} of {len(t)} met; no static run met any target")
+                   if ratios and by_size else f"  target: {int(met.sum())} of {len(t)} met; no static size (median) or "
+                                              f"no static run of the same rep met any target")
         out.append(repeatability(st, med, t["target_seconds"]))
     return out
 

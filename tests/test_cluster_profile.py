@@ -60,10 +60,12 @@ def test_a_first_run_learns_the_slow_down_from_the_profile(tmp_path, monkeypatch
 def calibration_rows(walls: dict[int, float], hold: int = 7, slow: float = 1.5) -> list[dict]:
     """A calibration run's table as :func:`~iterflow.app.calibrate.measure` runs it: the maximum
     held twice as long (its JIT warm-up, ``slow`` x), then each size down to 1 (the pass measured),
-    then 2 and the maximum again on fresh executors (``slow`` x); the first superstep at each size
-    twice its steady time."""
+    then 2 and the maximum again on fresh executors (``slow`` x; the first of them still at 1); the
+    first superstep at each size twice its steady time."""
     top = max(walls)
-    plan = [(top, 2 * hold, slow)] + [(e, hold, 1.0) for e in sorted(walls, reverse=True)] + [(2, hold, slow), (top, hold, slow)]
+    low = min(walls)  # the climb's first superstep still runs there, its new executor pending
+    plan = [(top, 2 * hold, slow)] + [(e, hold, 1.0) for e in sorted(walls, reverse=True)] + \
+        [(low, 1, slow), (2, hold, slow), (top, hold, slow)]
     rows, i, prev = [], 0, None
     for e, n, factor in plan:
         for k in range(n):

@@ -154,7 +154,7 @@ def test_a_confirmed_count_releases_at_once(monkeypatch):
     m = FakeModel(1.0, 0.01)  # 26 s a superstep at 4, 34.3 at 3; 20 left: T(3) = 686.7
     hist = [row(k, 4, m.predict_seconds(4, 10_000), delta=float(WCC_DELTAS[k - 1])) for k in range(1, 14)]
     t3 = 20 * m.predict_seconds(3, 10_000)
-    target = 13 * 26 + 1.1 * t3 * 1.2  # T(3)·(1 + max(0.15, 0.05 + 0.10)) <= left/1.1
+    target = 13 * 26 + 1.1 * t3 * 1.2  # confirmed: T(3)·(1 + 0.05 + 0.10) <= left/1.1; unconfirmed: 1 + max(0.15, 0.15)
     opts = dict(max_executors=4, max_iterations=1000, tol=0.0, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
     r = TargetPolicy(target, **opts).decide(**H(hist, m))
     assert r.executors == 3 and "taken as known" in r.reason and "at once" in r.reason, r.reason

@@ -120,8 +120,9 @@ def save(profile: ClusterProfile, path: Path | None = None) -> Path:
 def descending_pass(rows: list[Any]) -> list[Any]:
     """The records of a calibration run's measured pass, for a profile saved before it named its
     supersteps (``notes["measured_supersteps"]``): from the start down to the first size larger
-    than the one before (the climb back is not measured), the first size's segment cut to as
-    many supersteps as the other sizes held (the rest of it is the warm-up hold)."""
+    than the one before (the climb back is not measured), each size's segment cut to as many
+    supersteps as the sizes after the first held: the first's last ones (the rest of it is the
+    warm-up hold), the others' first ones (the last size also ran the climb's first superstep)."""
     segments: list[list[Any]] = []
     for r in rows:
         if segments and segments[-1][-1].executors == r.executors and r.superstep > segments[-1][-1].superstep:
@@ -132,6 +133,6 @@ def descending_pass(rows: list[Any]) -> list[Any]:
             segments.append([r])
     if len(segments) > 1:
         held = int(np.median([len(s) for s in segments[1:]]))
-        segments[0] = segments[0][-held:]
+        segments = [segments[0][-held:]] + [s[:held] for s in segments[1:]]
     return [r for s in segments for r in s]
 

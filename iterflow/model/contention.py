@@ -108,10 +108,10 @@ class Contention:
         candidates). Why measured supersteps and not task throughput alone: what a superstep
         costs beyond its tasks (the driver's share of the cores, scheduling) moves with the
         size too. On the emulated cluster the calibration job's steady supersteps ran 0.94-1.01x
-        as long at 3 executors as at 4 in five sessions of seven (stop 29-33; 1.14x and 1.18x in
-        the other two: 4), the task throughput picking the same size in six of them (in stop 33
-        4, at 1.01x); the sessions' own jobs ran 1.00-1.07x (PageRank), 1.00-1.10x (WCC) and
-        0.78-1.00x (k-means) as long at 3 as at 4 (stop 29-32b).
+        as long at 3 executors as at 4 in five sessions of eight (stop 29-33w; 1.14x, 1.18x and
+        1.22x in the other three: 4), the task throughput picking the same size in seven of them
+        (in stop 33 4, at 1.01x); the sessions' own jobs ran 1.00-1.09x (PageRank), 0.97-1.08x (WCC)
+        and 0.79-1.00x (k-means) as long at 3 as at 4 (stop 29-33w).
         The walls are one job's, at its partition count (8 tasks: 3 waves at 3 slots, 2 at 4):
         a program with other waves may rank the sizes otherwise.
 

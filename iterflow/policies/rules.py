@@ -38,12 +38,12 @@ class TargetPolicy(AdaptivePolicy):
       reason says so);
     * scale in when ahead, ``T(current) < left / (1 + min(slack, margin + err))``, to the
       cheapest count with ``T(e)·(1 + pad) <= left / (1 + margin)``, its price included
-      (``err``: the fitted model's own relative error, 0 until it measured one; ``pad``: that,
+      (``err``: the fitted model's own relative error, 0 until it measured one; ``pad``: that;
       at least :data:`~iterflow.policies.pads.HORIZON_ERROR` where the run's length is an
       estimate (not where the trend's count was counted down to,
-      :class:`~iterflow.policies.forecast.Forecast` ``confirmed``), at least that plus
-      :data:`~iterflow.policies.pads.UNSEEN_ERROR` for a size this run has not run:
-      :func:`~iterflow.policies.pads.release_pad`). The
+      :class:`~iterflow.policies.forecast.Forecast` ``confirmed``); for a size this run has not
+      run at least ``err`` plus :data:`~iterflow.policies.pads.UNSEEN_ERROR` -- the larger
+      of the two, :func:`~iterflow.policies.pads.release_pad`). The
       band is the model's uncertainty, not a fixed 50 %: that kept PageRank on 4 executors for
       targets of 25.6 and 29.7 s that 2 and 3 met, while 4 was predicted to finish in 23 s
       (stop 27); a release sized with the error in it and its price paid leaves the next
@@ -156,9 +156,9 @@ class TargetPolicy(AdaptivePolicy):
         target -- the fastest size -- and the cluster's calibration says which size that is
         (:meth:`~iterflow.model.contention.Contention.fastest`: by the calibration job's measured
         supersteps where it ran the sizes, else by its task slow-down): never above the configured
-        start. On the emulated cluster a task runs 1.11-1.17x as long at 3 slots as at 1 and
-        1.59-1.62x at 4, and the calibration job's steady supersteps ran 0.94-1.01x as long at 3
-        executors as at 4 in five sessions of seven (stop 29-33); started at 4, the first two
+        start. On the emulated cluster a task runs 0.99-1.48x as long at 3 slots as at 1 and
+        1.20-1.76x at 4, and the calibration job's steady supersteps ran 0.94-1.01x as long at 3
+        executors as at 4 in five sessions of eight (stop 29-33w); started at 4, the first two
         supersteps (before a release can be sized) cost PageRank's and k-means' targets 1.2-1.4x
         the executor-seconds of the cheapest static size (stop 29)."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
