@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from algorithms import PageRank
-from iterflow.cluster.profile import ClusterProfile
+from iterflow.cluster.profile import ClusterProfile, measured_steady
 from iterflow.files import iterflow_home
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies.core import PolicyBase
@@ -130,7 +130,7 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     from iterflow.actuate.executors import ExecutorActuator
     from iterflow.inputs.graphio import load_graph
     from iterflow.loop.driver import IterationDriver
-    from iterflow.loop.records import epoch_ages, model_rows, table
+    from iterflow.loop.records import model_rows, table
     from iterflow.model.contention import row_task_seconds
     from iterflow.model.warmup import warmup_supersteps
 
@@ -155,7 +155,7 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
             actuator.restore(found)
     warm = warmup_supersteps(res.records)
     measured = {i for entry in script.counted[1:1 + down] for i in entry}
-    steady = [r for r, age in zip(res.records, epoch_ages(res.records)) if r.superstep in measured and age > warm]
+    steady = measured_steady(res.records, measured, warm)
     seen = row_task_seconds(model_rows(steady, 0))
     for slots, tasks in sorted(seen.items()):
         say(f"  {slots:g} slot(s): mean task {np.mean(tasks) * 1e3:.0f} ms over {len(tasks)} steady supersteps")

@@ -196,8 +196,9 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
         calibrated = profile.load(key)
         if calibrated is not None:
             jobs.append(calibrated.task_seconds)
-            seen += calibrated.records()
-            walls = calibrated.steady_walls()
+            rows = calibrated.records()
+            seen += rows
+            walls = calibrated.steady_walls(rows)
     except InputError as exc:  # a broken profile file: say so, run on what the store has
         log.warning("%s", exc)
     try:

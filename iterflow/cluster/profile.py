@@ -49,21 +49,18 @@ class ClusterProfile:
 
         return records(self.supersteps) if self.supersteps else []
 
-    def steady_walls(self) -> dict[float, list[float]]:
+    def steady_walls(self, rows: list[Any] | None = None) -> dict[float, list[float]]:
         """``slots -> [wall seconds]`` of the supersteps the calibration measured its task seconds
         on (the descending pass, each size past its warm-up): how fast one fixed job runs at each
         size, all it costs beyond its tasks included. Not the warm-up hold at the maximum (JIT)
         nor the climb back (fresh executors): only the maximum and 2 have those, and counted in
         they made 3 executors look 2-24 % faster than 4 where the pass measured 4 up to 18 %
-        faster (stop 29-32b)."""
-        from iterflow.loop.records import epoch_ages, feeds_model
-
-        rows = self.records()
+        faster (stop 29-32b). ``rows``: :meth:`records`, where the caller has them already."""
+        rows = self.records() if rows is None else rows
         measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
-        warm = int(self.notes.get("warmup_supersteps", 1) or 1)
         out: dict[float, list[float]] = {}
-        for r, age in zip(rows, epoch_ages(rows)):
-            if r.superstep in measured and feeds_model(r, None, age, warm) and r.wall_seconds > 0 and r.ran.cores:
+        for r in measured_steady(rows, measured, int(self.notes.get("warmup_supersteps", 1) or 1)):
+            if r.wall_seconds > 0 and r.ran.cores:
                 out.setdefault(float(r.ran.cores), []).append(float(r.wall_seconds))
         return out
 
@@ -115,6 +112,14 @@ def save(profile: ClusterProfile, path: Path | None = None) -> Path:
     with atomic_file(path) as fh:
         json.dump(doc, fh, indent=1, sort_keys=True)
     return path
+
+
+def measured_steady(rows: list[Any], measured: set[int], warm: int) -> list[Any]:
+    """The records among superstep numbers ``measured`` past the first ``warm`` of their executor
+    set: what a calibration's task seconds and superstep walls are both taken from."""
+    from iterflow.loop.records import epoch_ages
+
+    return [r for r, age in zip(rows, epoch_ages(rows)) if r.superstep in measured and age > warm]
 
 
 def descending_pass(rows: list[Any]) -> list[Any]:

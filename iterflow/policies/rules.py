@@ -168,7 +168,7 @@ class TargetPolicy(AdaptivePolicy):
             n, why = self._repeat_plan(E, pred, last_run(past), max_iterations)
         else:
             slow = getattr(model, "contention", None)
-            if not self.cold_start_plan or slow is None or (slow.none and len(slow.walls) < 2):
+            if not self.cold_start_plan or slow is None:  # nothing known: fastest() says the largest
                 return None
             slots = E * float(self.cores_per_executor)
             k, how = slow.fastest(slots)
