@@ -166,10 +166,12 @@ def test_bad_calibration_options_fail_before_any_cluster(tmp_path, args, needle)
     assert last.startswith("iterflow: error:") and needle in last, r.stderr
 
 
-def test_the_executors_jvm_options_are_part_of_the_cluster_key():
+def test_the_executors_jvm_options_are_part_of_the_cluster_key(monkeypatch):
     """A C1-only cluster warms fresh executors twice as fast: its prices are not the default JVM's."""
     from iterflow.app.runner import cluster_key
     from iterflow.app.spec import JobSpec
+
+    monkeypatch.delenv("ITERFLOW_JVM_OPTS", raising=False)  # the test session sets it (conftest)
 
     plain = JobSpec("pagerank", "in", "out", workers=4, cpu_share=0.45)
     c1 = JobSpec("pagerank", "in", "out", workers=4, cpu_share=0.45,
@@ -179,3 +181,22 @@ def test_the_executors_jvm_options_are_part_of_the_cluster_key():
     assert cluster_key(c1, "spark://x") == "embedded 4x1 cpu-share 0.45 [executor JVM -XX:TieredStopAtLevel=1]"
     remote = JobSpec("pagerank", "in", "out", master="spark://h:7077", conf=c1.conf)
     assert cluster_key(remote, "spark://h:7077") == "spark://h:7077 [executor JVM -XX:TieredStopAtLevel=1]"
+    # ITERFLOW_JVM_OPTS reaches the executors unless the run's --conf sets theirs: the key says which
+    monkeypatch.setenv("ITERFLOW_JVM_OPTS", " -XX:TieredStopAtLevel=1 ")
+    assert cluster_key(plain, "spark://x") == cluster_key(c1, "spark://x")
+    assert cluster_key(JobSpec("pagerank", "in", "out", workers=4, cpu_share=0.45,
+                               conf={"spark.executor.extraJavaOptions": "-Xss4m"}), "spark://x") == \
+        "embedded 4x1 cpu-share 0.45 [executor JVM -Xss4m]"
+
+
+def test_jvm_opts_reach_driver_and_executors_unless_the_run_sets_theirs(monkeypatch):
+    from iterflow.cluster.session import default_conf
+
+    monkeypatch.delenv("ITERFLOW_JVM_OPTS", raising=False)
+    plain = default_conf("spark://127.0.0.1:7077", 2, None)
+    assert "spark.executor.extraJavaOptions" not in plain
+    assert plain["spark.driver.extraJavaOptions"].startswith("-Dlog4j2.configurationFile=file:")
+    monkeypatch.setenv("ITERFLOW_JVM_OPTS", "-XX:TieredStopAtLevel=1")
+    c1 = default_conf("spark://127.0.0.1:7077", 2, None)
+    assert c1["spark.executor.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert c1["spark.driver.extraJavaOptions"] == plain["spark.driver.extraJavaOptions"] + " -XX:TieredStopAtLevel=1"

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 
+from iterflow.cluster.jvmopts import extra_jvm_opts
 from iterflow.cluster.local import LocalCluster, load_detached
 from iterflow.loop.driver import IterationDriver, RunResult
 from iterflow.loop.plan import RunPlan
@@ -172,10 +173,11 @@ def cluster_key(spec: JobSpec, master: str) -> str:
     """What identifies the cluster a run ran on, for learning its behaviour across programs: the
     embedded cluster's shape, else the master URL; and the executors' JVM options where a run
     sets them (their JIT decides how slow a fresh executor's first supersteps are, so what a
-    rescale costs: a C1-only cluster is another cluster to the model)."""
+    rescale costs: a C1-only cluster is another cluster to the model), from ``--conf`` or
+    ``ITERFLOW_JVM_OPTS`` (:mod:`iterflow.cluster.jvmopts`)."""
     key = master if spec.master else \
         f"embedded {spec.workers}x{spec.cores_per_worker} cpu-share {spec.cpu_share or 'none'}"
-    jvm = (spec.conf or {}).get("spark.executor.extraJavaOptions", "").strip()
+    jvm = (spec.conf or {}).get("spark.executor.extraJavaOptions", extra_jvm_opts()).strip()
     return f"{key} [executor JVM {jvm}]" if jvm else key
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from iterflow.cluster import auth
 from iterflow.cluster.cpushare import CpuShare
+from iterflow.cluster.jvmopts import extra_jvm_opts, joined
 from iterflow.errors import ClusterError
 from iterflow.files import atomic_file, iterflow_home, private_dir
 
@@ -238,7 +239,7 @@ class LocalCluster:
         logs = private_dir(self.base_dir / "logs")
         env = dict(os.environ, SPARK_LOCAL_IP=LOOPBACK, SPARK_HOME=str(spark_home()),
                    SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
-                   SPARK_DAEMON_JAVA_OPTS=DAEMON_OPTS,
+                   SPARK_DAEMON_JAVA_OPTS=joined(DAEMON_OPTS, extra_jvm_opts()),
                    SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true")
         env[auth.ENV_SECRET] = self._secret  # the environment, not the command line: see iterflow.cluster.auth
         for key in ("SPARK_CONF_DIR", "SPARK_MASTER_OPTS"):

@@ -21,6 +21,7 @@ from typing import Mapping
 from urllib.parse import urlparse
 
 from iterflow.cluster import auth, jars
+from iterflow.cluster.jvmopts import extra_jvm_opts, joined
 from iterflow.errors import InputError
 from iterflow.files import private_dir
 
@@ -71,12 +72,15 @@ def default_conf(master: str, total_cores: int | None, work_dir: Path | None) ->
         "spark.storage.decommission.rddBlocks.enabled": "true",
         "spark.storage.decommission.shuffleBlocks.enabled": "false",
         "spark.driver.memory": "2g",
-        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=file:"
-                                         f"{LOG4J_VERBOSE if os.environ.get('ITERFLOW_VERBOSE') else LOG4J}",
+        "spark.driver.extraJavaOptions": joined(
+            f"-Dlog4j2.configurationFile=file:{LOG4J_VERBOSE if os.environ.get('ITERFLOW_VERBOSE') else LOG4J}",
+            extra_jvm_opts()),
         # Files Spark writes through Hadoop (checkpoints, outputs) get explicit permissions
         # from Hadoop's umask (022 by default), whatever the process umask: 0600/0700.
         "spark.hadoop.fs.permissions.umask-mode": "077",
     }
+    if extra_jvm_opts():  # ITERFLOW_JVM_OPTS (iterflow.cluster.jvmopts); a --conf of the run's own wins
+        conf["spark.executor.extraJavaOptions"] = extra_jvm_opts()
     if work_dir is not None:
         conf["spark.local.dir"] = str(work_dir / "local")
     if master.startswith("spark://127.0.0.1") or master.startswith("local"):
