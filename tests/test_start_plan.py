@@ -295,3 +295,28 @@ def test_iterflow_run_tells_the_policy_its_cores_per_executor():
     want = p.plan_start([], LiveModel(replay=ReplayModel(contention=slow)))
     assert want is not None and want.executors == 1 and "at 1 executors" in want.reason
     assert policy_for(JobSpec("pagerank", "g.txt", "out", policy="fastest", cores_per_worker=2), 4).cores_per_executor == 2
+
+
+def test_a_run_on_a_given_master_reads_its_executors_cores_from_the_session():
+    """``--master`` with ``--conf spark.executor.cores=2`` (or spark-submit's ``--executor-cores``):
+    the plan reads the calibration in the executors' real slots, not ``--cores-per-worker``'s 1."""
+    from iterflow.app.runner import align_executor_cores
+    from iterflow.app.spec import JobSpec, policy_for
+    from iterflow.errors import InputError
+
+    spec = JobSpec("pagerank", "g.txt", "out", policy="target", target_seconds=30, master="spark://h:7077",
+                   max_executors=2)
+    slow = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 1.0, 0.0), (4.0, 2.5, 0.0)))
+    p = policy_for(spec, None)
+    assert p.cores_per_executor == 1 and p.plan_start([], LiveModel(replay=ReplayModel(contention=slow))) is None
+    align_executor_cores(p, "2")
+    assert p.cores_per_executor == 2
+    want = p.plan_start([], LiveModel(replay=ReplayModel(contention=slow)))
+    assert want is not None and want.executors == 1
+    align_executor_cores(p, None)  # not set: as it was
+    assert p.cores_per_executor == 2
+    static = policy_for(JobSpec("pagerank", "g.txt", "out"), None)
+    align_executor_cores(static, "4")  # a policy without a start plan is left alone
+    assert not hasattr(static, "cores_per_executor")
+    with pytest.raises(InputError, match="spark.executor.cores must be an integer, got 'two'"):
+        align_executor_cores(p, "two")

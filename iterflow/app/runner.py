@@ -181,6 +181,20 @@ def cluster_key(spec: JobSpec, master: str) -> str:
     return f"{key} [executor JVM {jvm}]" if jvm else key
 
 
+def align_executor_cores(policy: Any, setting: str | None) -> None:
+    """The policy's cores per executor from the session's ``spark.executor.cores`` where it is set
+    (``--master`` with ``--conf spark.executor.cores=4``, spark-submit's ``--executor-cores``):
+    a start plan reads the calibration's measurements by slots, executors x cores, and
+    ``--cores-per-worker`` (default 1) says nothing of a cluster iterflow did not start. At the
+    barriers the policy reads the cores the executors hold from the records."""
+    try:
+        cores = int(setting) if setting else None
+    except ValueError:
+        raise InputError(f"spark.executor.cores must be an integer, got {setting!r}") from None
+    if cores is not None and cores >= 1 and getattr(policy, "cores_per_executor", cores) != cores:
+        policy.cores_per_executor = cores
+
+
 def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
     """What a run on cluster ``key`` knows of it before it starts, from the cluster's calibration
     profile (``iterflow cluster calibrate``) and earlier runs on it of any program in the MLflow
@@ -241,6 +255,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         conf.update(spec.conf)
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
+            align_executor_cores(policy, spark.sparkContext.getConf().get("spark.executor.cores"))
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             key = cluster_key(spec, master)
             model, cluster_past = cluster_knowledge(key) if spec.track else (None, [])
