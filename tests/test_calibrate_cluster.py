@@ -3,6 +3,8 @@ at each size, the profile holds steady-state task seconds for every one of them,
 records price a rescale for a policy that never rescaled."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytestmark = pytest.mark.cluster
@@ -57,5 +59,13 @@ def test_calibrate_command_saves_the_profile_runs_on_that_master_use(cluster, cl
     assert r.returncode == 0, r.stderr[-2000:]
     assert "saved to" in r.stdout and "task slow-down beta=" in r.stdout, r.stdout
     doc = json.loads((Path(env["ITERFLOW_HOME"]) / "cluster-profiles.json").read_text())
-    assert list(doc) == [cluster.master_url]  # the key `iterflow run --master` looks it up by
-    assert len(doc[cluster.master_url]["task_seconds"]) == 2
+    from iterflow.app.runner import cluster_key
+    from iterflow.app.spec import JobSpec
+
+    # the key `iterflow run --master` looks it up by: the master, and the executors' JVM options
+    # the suite gives every JVM (ITERFLOW_JVM_OPTS, tests/conftest.py)
+    key = cluster_key(JobSpec("pagerank", "in", "out", master=cluster.master_url), cluster.master_url)
+    opts = os.environ.get("ITERFLOW_JVM_OPTS", "").strip()
+    assert key == cluster.master_url + (f" [executor JVM {opts}]" if opts else "")
+    assert list(doc) == [key]
+    assert len(doc[key]["task_seconds"]) == 2
