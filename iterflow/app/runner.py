@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -182,14 +181,6 @@ def cluster_key(spec: JobSpec, master: str) -> str:
     return f"{key} [executor JVM {jvm}]" if jvm else key
 
 
-def _knowledge(spec: JobSpec, key: str) -> tuple[tuple[Any, list[SuperstepRecord]], tuple[list[Any], list[Any]]]:
-    """:func:`cluster_knowledge` and :func:`earlier_runs` of this input on this cluster (nothing
-    for an untracked run)."""
-    if not spec.track:
-        return (None, []), ([], [])
-    return cluster_knowledge(key), earlier_runs(spec.algorithm, {"input": spec.input, "cluster": key})
-
-
 def align_executor_cores(policy: Any, setting: str | None) -> None:
     """The policy's cores per executor from the session's ``spark.executor.cores`` where it is set
     (``--master`` with ``--conf spark.executor.cores=4``, spark-submit's ``--executor-cores``):
@@ -262,16 +253,13 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
         conf.update(policy.spark_conf())
         conf.update(spec.conf)
-        key = cluster_key(spec, master)
-        # what the store knows (~2 s of MLflow queries) is read while the driver JVM and the
-        # executors start: neither needs the other
-        with ThreadPoolExecutor(1, thread_name_prefix="iterflow-knowledge") as pool:
-            known = pool.submit(_knowledge, spec, key)
-            spark = build_session(master, cores, conf, work_dir=Path(work_dir))
+        spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
             align_executor_cores(policy, spark.sparkContext.getConf().get("spark.executor.cores"))
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-            (model, cluster_past), (past, like) = known.result()
+            key = cluster_key(spec, master)
+            model, cluster_past = cluster_knowledge(key) if spec.track else (None, [])
+            past, like = earlier_runs(spec.algorithm, {"input": spec.input, "cluster": key}) if spec.track else ([], [])
             driver = IterationDriver(spark, policy, partitions=partitions,
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
