@@ -200,3 +200,26 @@ def test_jvm_opts_reach_driver_and_executors_unless_the_run_sets_theirs(monkeypa
     c1 = default_conf("spark://127.0.0.1:7077", 2, None)
     assert c1["spark.executor.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
     assert c1["spark.driver.extraJavaOptions"] == plain["spark.driver.extraJavaOptions"] + " -XX:TieredStopAtLevel=1"
+
+
+def test_the_key_takes_the_executors_jvm_options_the_session_runs():
+    """The run's --conf, else spark-submit's (its properties file froze `cluster start`'s), else the env."""
+    from iterflow.app.runner import executor_jvm_opts
+
+    k = "spark.executor.extraJavaOptions"
+    env = os.environ.get("ITERFLOW_JVM_OPTS", "").strip()
+    assert executor_jvm_opts({k: " -Xss4m "}, {k: "-XX:+UseSerialGC"}) == "-Xss4m"
+    assert executor_jvm_opts({}, {k: "-XX:+UseSerialGC"}) == "-XX:+UseSerialGC"
+    assert executor_jvm_opts({}, {k: ""}) == ""  # spark-submit set none: none run
+    assert executor_jvm_opts({}, None) == executor_jvm_opts({}, {}) == env
+
+
+@pytest.mark.parametrize("opts, needle", [("-XX:TieredStopAtLevel=1 -Xmx4g", "'-Xmx4g'.*spark.driver.memory"),
+                                          ("-Dspark.foo=1", "'-Dspark.foo=1'.*--conf spark.KEY=VALUE")])
+def test_jvm_opts_spark_refuses_are_refused_by_name(monkeypatch, opts, needle):
+    from iterflow.cluster.jvmopts import extra_jvm_opts
+    from iterflow.errors import InputError
+
+    monkeypatch.setenv("ITERFLOW_JVM_OPTS", opts)
+    with pytest.raises(InputError, match=f"ITERFLOW_JVM_OPTS: {needle}"):
+        extra_jvm_opts()

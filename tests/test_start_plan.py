@@ -297,7 +297,7 @@ def test_iterflow_run_tells_the_policy_its_cores_per_executor():
     assert policy_for(JobSpec("pagerank", "g.txt", "out", policy="fastest", cores_per_worker=2), 4).cores_per_executor == 2
 
 
-def test_a_run_on_a_given_master_reads_its_executors_cores_from_the_session():
+def test_a_run_on_a_given_master_reads_its_executors_cores_from_the_session(caplog):
     """``--master`` with ``--conf spark.executor.cores=2`` (or spark-submit's ``--executor-cores``):
     the plan reads the calibration in the executors' real slots, not ``--cores-per-worker``'s 1."""
     from iterflow.app.runner import align_executor_cores
@@ -314,7 +314,14 @@ def test_a_run_on_a_given_master_reads_its_executors_cores_from_the_session():
     want = p.plan_start([], LiveModel(replay=ReplayModel(contention=slow)))
     assert want is not None and want.executors == 1
     align_executor_cores(p, None)  # not set: as it was
-    assert p.cores_per_executor == 2
+    assert p.cores_per_executor == 2 and "spark.executor.cores is not set" not in caplog.text
+    align_executor_cores(p, None, "spark://h:7077")  # a standalone executor takes all its worker's cores
+    assert "spark.executor.cores is not set" in caplog.text and "counts 2 core(s) an executor" in caplog.text
+    wrapped = policy_for(JobSpec("pagerank", "g.txt", "out", policy="target", target_seconds=30,
+                                 master="spark://h:7077", max_executors=2, rebalance=1.5), None)
+    assert hasattr(wrapped, "inner")  # --rebalance wraps the executor policy
+    align_executor_cores(wrapped, "2")
+    assert wrapped.inner.cores_per_executor == 2
     static = policy_for(JobSpec("pagerank", "g.txt", "out"), None)
     align_executor_cores(static, "4")  # a policy without a start plan is left alone
     assert not hasattr(static, "cores_per_executor")

@@ -177,20 +177,39 @@ def cluster_key(spec: JobSpec, master: str) -> str:
     ``ITERFLOW_JVM_OPTS`` (:mod:`iterflow.cluster.jvmopts`)."""
     key = master if spec.master else \
         f"embedded {spec.workers}x{spec.cores_per_worker} cpu-share {spec.cpu_share or 'none'}"
-    jvm = (spec.conf or {}).get("spark.executor.extraJavaOptions", extra_jvm_opts()).strip()
+    jvm = executor_jvm_opts(spec.conf or {}, submitted_conf())
     return f"{key} [executor JVM {jvm}]" if jvm else key
 
 
-def align_executor_cores(policy: Any, setting: str | None) -> None:
+def executor_jvm_opts(conf: dict[str, str], submitted: dict[str, str] | None) -> str:
+    """The executors' JVM options as the session sets them: the run's ``--conf``, else
+    spark-submit's (its properties file from ``iterflow cluster start`` holds the options of
+    that moment), else ``ITERFLOW_JVM_OPTS`` (:func:`iterflow.cluster.session.default_conf`)."""
+    key = "spark.executor.extraJavaOptions"
+    for source in (conf, submitted or {}):
+        if key in source:
+            return source[key].strip()
+    return extra_jvm_opts()
+
+
+def align_executor_cores(policy: Any, setting: str | None, master: str = "") -> None:
     """The policy's cores per executor from the session's ``spark.executor.cores`` where it is set
     (``--master`` with ``--conf spark.executor.cores=4``, spark-submit's ``--executor-cores``):
     a start plan reads the calibration's measurements by slots, executors x cores, and
     ``--cores-per-worker`` (default 1) says nothing of a cluster iterflow did not start. At the
-    barriers the policy reads the cores the executors hold from the records."""
+    barriers the policy reads the cores the executors hold from the records. Unset on a
+    standalone ``master``, each executor takes all its worker's cores, which the driver cannot
+    know before they register: said in a warning."""
     try:
         cores = int(setting) if setting else None
     except ValueError:
         raise InputError(f"spark.executor.cores must be an integer, got {setting!r}") from None
+    while hasattr(policy, "inner"):  # --rebalance, --switch-to-delta wrap the executor policy
+        policy = policy.inner
+    if cores is None and master.startswith("spark://") and hasattr(policy, "cores_per_executor"):
+        log.warning("spark.executor.cores is not set: on a standalone master each executor takes all "
+                    "its worker's cores, while the start plan counts %d core(s) an executor (--cores-per-worker); "
+                    "set --conf spark.executor.cores=N", policy.cores_per_executor)
     if cores is not None and cores >= 1 and getattr(policy, "cores_per_executor", cores) != cores:
         policy.cores_per_executor = cores
 
@@ -255,7 +274,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         conf.update(spec.conf)
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
-            align_executor_cores(policy, spark.sparkContext.getConf().get("spark.executor.cores"))
+            align_executor_cores(policy, spark.sparkContext.getConf().get("spark.executor.cores"), master)
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             key = cluster_key(spec, master)
             model, cluster_past = cluster_knowledge(key) if spec.track else (None, [])
