@@ -206,11 +206,13 @@ def align_executor_cores(policy: Any, setting: str | None, master: str = "") -> 
         raise InputError(f"spark.executor.cores must be an integer, got {setting!r}") from None
     while hasattr(policy, "inner"):  # --rebalance, --switch-to-delta wrap the executor policy
         policy = policy.inner
-    if cores is None and master.startswith("spark://") and hasattr(policy, "cores_per_executor"):
+    if not hasattr(policy, "cores_per_executor"):  # static: no start plan
+        return
+    if cores is None and master.startswith("spark://"):
         log.warning("spark.executor.cores is not set: on a standalone master each executor takes all "
                     "its worker's cores, while the start plan counts %d core(s) an executor (--cores-per-worker); "
                     "set --conf spark.executor.cores=N", policy.cores_per_executor)
-    if cores is not None and cores >= 1 and getattr(policy, "cores_per_executor", cores) != cores:
+    if cores is not None and cores >= 1:
         policy.cores_per_executor = cores
 
 
