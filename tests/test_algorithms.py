@@ -60,6 +60,28 @@ def test_wcc_matches_graphalytics(spark, name):
     assert res.converged and res.supersteps["delta"].iloc[-1] == 0
 
 
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_wcc_patched_or_rewritten_labels_are_the_components(spark, tmp_path, share):
+    """The labels patched where few changed (share 1: every superstep after the first) or
+    rewritten every superstep (share 0) give the components. Two paths: the least id walks
+    one hop a superstep, so the patch is updated over many supersteps (a label falls again)."""
+    path = [(k, k + 1) for k in range(14)] + [(100 + k, 101 + k) for k in range(4)]
+    (tmp_path / "g.txt").write_text("".join(f"{u} {v}\n" for u, v in path))
+    g = load_graph(spark, str(tmp_path / "g.txt"), "edgelist", directed=False)
+    prog = WeaklyConnectedComponents(g, patch_share=share)
+    res = IterationDriver(spark).run(prog)
+    got = res.output.toPandas().set_index("id")["value"].sort_index()
+    want = pd.Series({v: (0 if v < 100 else 100) for e in path for v in e}).sort_index()
+    assert got.equals(want), got[got != want]
+    assert res.converged and res.iterations >= 10
+    # the last barrier's frames: a patch beside the labels carried over, or none
+    assert ("patch" in prog.rows) == (share > 0), prog.rows
+    # two jobs a superstep either way: the labels carried over are not checkpointed again
+    # (but written with the rest where the checkpoint is the reliable one, every 10th)
+    steps = res.supersteps.iloc[1:]
+    assert (steps.loc[~steps["checkpointed"], "jobs"] == 2).all(), steps[["superstep", "jobs"]].to_string()
+
+
 def scipy_pagerank(edges: np.ndarray, ids: np.ndarray, d: float, iters: int) -> pd.Series:
     import scipy.sparse as sp
 

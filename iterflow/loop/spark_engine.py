@@ -4,7 +4,9 @@ The barrier: every superstep each state frame is local-checkpointed (blocks kept
 executors) in one job, as a hand-written loop does; its row count is read from the SQL
 metrics that job filled (:meth:`~iterflow.observe.listener.BarrierEvents.output_rows`), not
 counted by a second job (the fallback where the plan does not say). So the plan of the next superstep starts from a leaf and planning time stays
-flat over hundreds of supersteps. At superstep 0, every ``checkpoint_interval`` supersteps and
+flat over hundreds of supersteps. A frame the program carries over unchanged -- the very
+DataFrame the last barrier returned (WCC's labels while it only patches them) -- is a leaf
+already: it keeps its blocks and its row count, with no job. At superstep 0, every ``checkpoint_interval`` supersteps and
 before a scale-in it is written to the reliable checkpoint dir instead: the point a run is
 recomputed from after losing executors (:mod:`iterflow.faults.recovery`) and the state a
 resumed run starts from.
@@ -32,6 +34,10 @@ class SparkEngine:
         self.events = attach(self.sc)
         # the size estimate a checkpointed frame may keep (_bounded_stats): read once, not per barrier
         self.size_cap = int(spark._jsparkSession.sessionState().conf().defaultSizeInBytes())
+        # the frames the last barrier materialized and their rows, by identity: a frame a program
+        # carries over unchanged (WCC's labels while only a patch of them changes) is not
+        # checkpointed again (the object is kept here so its id cannot be reused)
+        self._made: dict[int, tuple[DataFrame, int]] = {}
 
     def job_group(self, name: str, description: str) -> None:
         self.sc.setJobGroup(name, description, interruptOnCancel=False)
@@ -46,6 +52,10 @@ class SparkEngine:
         for name, df in state.frames.items():
             if callable(df):  # built from the frames materialized before it (see State)
                 df = df(dict(frames))
+            made = self._made.get(id(df))
+            if made is not None and made[0] is df and not reliable:  # carried over: already a leaf
+                frames[name], rows[name] = df, made[1]
+                continue
             # one job: computes the frame and writes the files (reliable) or keeps the blocks
             checkpointed = df.checkpoint(eager=True) if reliable else df.localCheckpoint(eager=True)
             n = self.events.output_rows(df) if self.events is not None else -1
@@ -53,6 +63,7 @@ class SparkEngine:
             checkpointed = self._bounded_stats(checkpointed)
             # a reliable checkpoint is read back from its files once, then from memory
             frames[name] = checkpointed.persist(StorageLevel.MEMORY_AND_DISK) if reliable else checkpointed
+        self._made = {id(df): (df, rows[name]) for name, df in frames.items()}
         return State(frames, dict(state.values)), rows
 
     def _bounded_stats(self, df: DataFrame) -> DataFrame:
