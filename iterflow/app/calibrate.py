@@ -217,7 +217,7 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
 
     from iterflow.app.runner import cluster_for, cluster_key
     from iterflow.cluster import profile
-    from iterflow.cluster.session import build_session, stop_session
+    from iterflow.cluster.session import build_session, stop_session, under_spark_submit
     from iterflow.errors import InputError
 
     with cluster_for(spec) as (master, cores, note), tempfile.TemporaryDirectory(prefix="iterflow-driver-") as wd:
@@ -225,15 +225,17 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
         if not most:
             raise InputError("--max-executors: needed with --master (how many executors the cluster can give)")
         say(f"calibrating on {note}: PageRank at {', '.join(map(str, sizes_for(most)))} executor(s)")
-        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not spec.master else {}
+        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
         spark = build_session(master, cores, {**conf, **spec.conf}, work_dir=Path(wd), with_graphframes=False)
         try:
+            # the executors' cores as the session set them (--conf, spark-submit), for the sizes in slots
+            per = int(spark.sparkContext.getConf().get("spark.executor.cores", str(spec.cores_per_worker)))
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             found = measure(spark, cluster_key(spec, master), most, partitions=partitions,
                             supersteps=supersteps, say=say)
         finally:
             stop_session(spark)
     where = profile.save(found)
-    say(describe(found, sizes=sorted({float(s) * spec.cores_per_worker for s in sizes_for(most)})))
+    say(describe(found, sizes=sorted({float(s) * per for s in sizes_for(most)})))
     say(f"saved to {where}: every run on this cluster learns the slow-down from it")
     return found
