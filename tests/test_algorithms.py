@@ -60,10 +60,11 @@ def test_wcc_matches_graphalytics(spark, name):
     assert res.converged and res.supersteps["delta"].iloc[-1] == 0
 
 
-@pytest.mark.parametrize("share", [0.0, 1.0])
+@pytest.mark.parametrize("share", [0.0, 0.3, 1.0])
 def test_wcc_patched_or_rewritten_labels_are_the_components(spark, tmp_path, share):
-    """The labels patched where few changed (share 1: every superstep after the first) or
-    rewritten every superstep (share 0) give the components. Two paths: the least id walks
+    """The labels patched where few changed (share 1: every superstep after the first), rewritten
+    every superstep (share 0), or both in turn (0.3: a patch grows past the share, the labels are
+    rewritten with it, a new patch starts) give the components. Two paths: the least id walks
     one hop a superstep, so the patch is updated over many supersteps (a label falls again)."""
     path = [(k, k + 1) for k in range(14)] + [(100 + k, 101 + k) for k in range(4)]
     (tmp_path / "g.txt").write_text("".join(f"{u} {v}\n" for u, v in path))
@@ -74,12 +75,22 @@ def test_wcc_patched_or_rewritten_labels_are_the_components(spark, tmp_path, sha
     want = pd.Series({v: (0 if v < 100 else 100) for e in path for v in e}).sort_index()
     assert got.equals(want), got[got != want]
     assert res.converged and res.iterations >= 10
-    # the last barrier's frames: a patch beside the labels carried over, or none
-    assert ("patch" in prog.rows) == (share > 0), prog.rows
-    # two jobs a superstep either way: the labels carried over are not checkpointed again
-    # (but written with the rest where the checkpoint is the reliable one, every 10th)
-    steps = res.supersteps.iloc[1:]
-    assert (steps.loc[~steps["checkpointed"], "jobs"] == 2).all(), steps[["superstep", "jobs"]].to_string()
+    # each barrier's patch rows: its state rows less the labels (one a vertex) and the changed set;
+    # a superstep patches where the last barrier's patch and changed set were within the share
+    steps = res.supersteps
+    patch, changed = (steps["state_rows"] - len(want) - steps["delta"]).to_numpy(), steps["delta"].to_numpy()
+    patched = np.r_[False, patch[:-1] + changed[:-1] <= share * len(want)]
+    assert ((patch > 0) == patched).all(), (patch, changed)
+    if share == 1:
+        assert patched.sum() >= len(patched) - 2, patch  # all but the first and one rewrite
+    if share == 0.3:  # patched, rewritten with its patch, patched again
+        assert any(patched[i] and not patched[i + 1] and patched[i + 2:].any() for i in range(len(patch) - 2)), patch
+    # two jobs a superstep either way: the labels carried over are not checkpointed again --
+    # but written with the rest where the checkpoint is the reliable one (every 10th)
+    later = steps.iloc[1:]
+    assert (later.loc[~later["checkpointed"], "jobs"] == 2).all(), later[["superstep", "jobs"]].to_string()
+    if share == 1:
+        assert (later.loc[later["checkpointed"], "jobs"] == 3).all() and later["checkpointed"].any()
 
 
 def scipy_pagerank(edges: np.ndarray, ids: np.ndarray, d: float, iters: int) -> pd.Series:

@@ -51,7 +51,8 @@ class Engine(Protocol):
 
     def barrier(self, state: State, reliable: bool) -> tuple[State, dict[str, int]]:
         """Materialize every frame and cut its lineage (``reliable``: to the checkpoint dir);
-        returns the new state and each frame's row count."""
+        returns the new state and each frame's row count. A frame that is the very object the
+        last barrier returned may be passed through as it is, with its count, unless ``reliable``."""
 
     def release(self, old: State, keep: State) -> None:
         """Free ``old``'s frames that ``keep`` does not carry over."""
