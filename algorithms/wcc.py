@@ -118,11 +118,7 @@ class WeaklyConnectedComponents(IterativeProgram):
         if self._patching():
             return State({"active": changed, "patch": updates, "labels": labels})
 
-        def new_labels(done: dict[str, DataFrame]) -> DataFrame:
-            new = updates(done).withColumnRenamed("label", "new").hint("shuffle_hash")
-            return labels.join(new, "id", "left").select("id", F.coalesce("new", "label").alias("label"))
-
-        return State({"active": changed, "labels": new_labels})
+        return State({"active": changed, "labels": lambda done: overlaid(labels, updates(done))})
 
     def _patching(self) -> bool:
         """Whether the next patch stays under :attr:`patch_share` of the labels, as far as the
@@ -143,7 +139,11 @@ class WeaklyConnectedComponents(IterativeProgram):
 
     def result(self, state: State) -> DataFrame:
         labels, patch = state.frames["labels"], state.frames.get("patch")
-        if patch is not None:
-            labels = (labels.join(patch.withColumnRenamed("label", "patched"), "id", "left")
-                      .select("id", F.coalesce("patched", "label").alias("label")))
-        return labels.select("id", F.col("label").alias("value"))
+        return (labels if patch is None else overlaid(labels, patch)).select("id", F.col("label").alias("value"))
+
+
+def overlaid(labels: DataFrame, newer: DataFrame) -> DataFrame:
+    """``labels`` with the labels ``newer`` holds in place of their own (both ``id, label``,
+    co-partitioned: a shuffled-hash join built on ``newer``, no exchange)."""
+    new = newer.withColumnRenamed("label", "new").hint("shuffle_hash")
+    return labels.join(new, "id", "left").select("id", F.coalesce("new", "label").alias("label"))

@@ -215,9 +215,9 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
     its profile under the key later runs on it look it up by (:func:`runner.cluster_key`)."""
     import tempfile
 
-    from iterflow.app.runner import cluster_for, cluster_key
+    from iterflow.app.runner import cluster_for, cluster_key, executor_cores_conf, parse_executor_cores
     from iterflow.cluster import profile
-    from iterflow.cluster.session import build_session, stop_session, under_spark_submit
+    from iterflow.cluster.session import build_session, stop_session
     from iterflow.errors import InputError
 
     with cluster_for(spec) as (master, cores, note), tempfile.TemporaryDirectory(prefix="iterflow-driver-") as wd:
@@ -225,11 +225,11 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
         if not most:
             raise InputError("--max-executors: needed with --master (how many executors the cluster can give)")
         say(f"calibrating on {note}: PageRank at {', '.join(map(str, sizes_for(most)))} executor(s)")
-        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
-        spark = build_session(master, cores, {**conf, **spec.conf}, work_dir=Path(wd), with_graphframes=False)
+        spark = build_session(master, cores, {**executor_cores_conf(spec), **spec.conf}, work_dir=Path(wd),
+                              with_graphframes=False)
         try:
             # the executors' cores as the session set them (--conf, spark-submit), for the sizes in slots
-            per = int(spark.sparkContext.getConf().get("spark.executor.cores", str(spec.cores_per_worker)))
+            per = parse_executor_cores(spark.sparkContext.getConf().get("spark.executor.cores")) or spec.cores_per_worker
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
             found = measure(spark, cluster_key(spec, master), most, partitions=partitions,
                             supersteps=supersteps, say=say)

@@ -192,6 +192,20 @@ def executor_jvm_opts(conf: dict[str, str], submitted: dict[str, str] | None) ->
     return extra_jvm_opts()
 
 
+def executor_cores_conf(spec: Any) -> dict[str, str]:
+    """``spark.executor.cores`` for the workers iterflow starts (``--cores-per-worker``); none on a
+    given master or under spark-submit, whose own settings decide."""
+    return {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
+
+
+def parse_executor_cores(setting: str | None) -> int | None:
+    """A session's ``spark.executor.cores`` as an integer (``None`` where unset)."""
+    try:
+        return int(setting) if setting else None
+    except ValueError:
+        raise InputError(f"spark.executor.cores must be an integer, got {setting!r}") from None
+
+
 def align_executor_cores(policy: Any, setting: str | None, master: str = "") -> None:
     """The policy's cores per executor from the session's ``spark.executor.cores`` where it is set
     (``--master`` with ``--conf spark.executor.cores=4``, spark-submit's ``--executor-cores``):
@@ -200,10 +214,7 @@ def align_executor_cores(policy: Any, setting: str | None, master: str = "") -> 
     barriers the policy reads the cores the executors hold from the records. Unset on a
     standalone ``master``, each executor takes all its worker's cores, which the driver cannot
     know before they register: said in a warning."""
-    try:
-        cores = int(setting) if setting else None
-    except ValueError:
-        raise InputError(f"spark.executor.cores must be an integer, got {setting!r}") from None
+    cores = parse_executor_cores(setting)
     while hasattr(policy, "inner"):  # --rebalance, --switch-to-delta wrap the executor policy
         policy = policy.inner
     if not hasattr(policy, "cores_per_executor"):  # static: no start plan
@@ -271,7 +282,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         total, policy = spec._policy
         if total != executors_max:
             policy = policy_for(spec, executors_max)
-        conf = {"spark.executor.cores": str(spec.cores_per_worker)} if not (spec.master or under_spark_submit()) else {}
+        conf = executor_cores_conf(spec)
         conf.update(policy.spark_conf())
         conf.update(spec.conf)
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
