@@ -97,7 +97,7 @@ def pagerank_plans(spark: Any, g: Any, partitions: int) -> str:
     for layout in ("hash", "bins"):
         prog = PageRank(g, max_iterations=1, layout=layout)
         prog.partitions = partitions
-        state, _ = SparkEngine(spark).barrier(prog.init(spark), reliable=False)
+        state, _ = SparkEngine(spark).barrier(prog.init(spark))
         plan = prog.step(state, 1).frames["ranks"]._jdf.queryExecution().executedPlan().toString()
         out.append(f"== iterflow PageRank superstep, layout={layout} ==\n{plan}")
         prog.release()

@@ -56,15 +56,19 @@ class FakeEngine:
     def set_partitions(self, partitions: int) -> None:
         self.events.append(("partitions", partitions))
 
-    def barrier(self, state: State, reliable: bool):
+    def barrier(self, state: State):
         if self.group in self.fail:
             self.fail.discard(self.group)
             raise LostExecutor()
-        self.events.append(("barrier", self.group, reliable))
+        self.events.append(("barrier", self.group))
         frames: dict = {}
         for k, v in state.frames.items():
-            frames[k] = Frame((v(dict(frames)) if callable(v) else v).value, reliable)
+            frames[k] = Frame((v(dict(frames)) if callable(v) else v).value)
         return State(frames, dict(state.values)), {k: 100 for k in frames}
+
+    def secure(self, state: State):
+        self.events.append(("secure", self.group))
+        return State({k: Frame(v.value, True) for k, v in state.frames.items()}, dict(state.values))
 
     def release(self, old: State, keep: State) -> None:
         pass

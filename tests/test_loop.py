@@ -30,7 +30,7 @@ def test_one_superstep_runs_observes_decides_and_actuates_in_that_order():
     ev = [e for e in engine.events if e[0] != "partitions"]
     i2 = ev.index(("group", "superstep-2"))
     # superstep 2: its jobs, its barrier, its statistics -- then the executors the policy asked for
-    assert ev[i2:i2 + 4] == [("group", "superstep-2"), ("barrier", "superstep-2", False), ("stats", 2),
+    assert ev[i2:i2 + 4] == [("group", "superstep-2"), ("barrier", "superstep-2"), ("stats", 2),
                              ("executors", 3)]
     assert ev.index(("executors", 3)) < ev.index(("group", "superstep-3"))
     assert res.output == 3.0 and [r.executors for r in res.records] == [2, 2, 3]
@@ -188,10 +188,10 @@ def test_the_result_is_recomputed_only_when_reading_it_finds_its_blocks_lost():
 
     driver, engine, _ = make(checkpoint_interval=10)
     res = driver.run(Doubling(max_iterations=4))
-    reliable = [e for e in engine.events if e[0] == "barrier" and e[2]]
+    reliable = [e for e in engine.events if e[0] == "secure"]
     assert reliable == [], "no reliable write anywhere in a run shorter than the interval"
     assert res.use(lambda out: out * 10) == 40.0
-    assert [e for e in engine.events if e[0] == "barrier" and e[2]] == []
+    assert [e for e in engine.events if e[0] == "secure"] == []
     calls = []
 
     def read(out):
@@ -201,7 +201,7 @@ def test_the_result_is_recomputed_only_when_reading_it_finds_its_blocks_lost():
         return out
 
     assert res.use(read) == 4.0  # recomputed from the anchor (superstep 0's lineage), then read again
-    assert [e for e in engine.events if e[0] == "barrier" and e[2]], "the recomputed result is written reliably"
+    assert [e for e in engine.events if e[0] == "secure"], "the recomputed result is written reliably"
     with pytest.raises(ValueError):
         res.use(lambda out: (_ for _ in ()).throw(ValueError("not a loss")))
 

@@ -107,7 +107,7 @@ def test_barrier_row_counts_come_from_the_checkpoint_job(spark):
     }
     sc = spark.sparkContext
     before = sc._jsc.sc().dagScheduler().numTotalJobs()
-    state, rows = engine.barrier(State(dict(shapes)), reliable=False)
+    state, rows = engine.barrier(State(dict(shapes)))
     jobs = sc._jsc.sc().dagScheduler().numTotalJobs() - before
     expected = {name: df.count() for name, df in shapes.items()}
     assert rows == expected

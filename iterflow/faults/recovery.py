@@ -53,11 +53,13 @@ class RecoveryError(IterflowError):
 @dataclass
 class Anchor:
     """The last reliably checkpointed state: the output of superstep ``superstep`` (0: the
-    initial state), laid out for step variant ``variant`` (the variant whose columns it has)."""
+    initial state), laid out for step variant ``variant`` (the variant whose columns it has);
+    ``source``: the in-memory state it was copied from, which the run goes on with."""
 
     superstep: int
     state: State
     variant: str
+    source: State | None = None
 
 
 #: ``on_checkpoint(anchor, next_variant, rows)``: called after every barrier that wrote a
@@ -113,14 +115,31 @@ class Recovery:
         self.anchor: Anchor | None = None
 
     # -- the anchor ---------------------------------------------------------------------------
-    def anchor_at(self, superstep: int, state: State, variant: str) -> None:
-        """A newer reliable checkpoint replaces the anchor; the old one's files are deleted."""
-        old, self.anchor = self.anchor, Anchor(superstep, state, variant)
-        if old is not None and old.state is not state:
-            self.engine.discard(old.state)
+    def anchor_at(self, superstep: int, state: State, variant: str, source: State | None = None) -> None:
+        """A newer reliable checkpoint (copied from ``source``) replaces the anchor; the old
+        one's files are deleted, but for frames the run still reads (a copy it went on with
+        after a scale-in, carried over since)."""
+        old, self.anchor = self.anchor, Anchor(superstep, state, variant, source)
+        if old is not None:
+            live = {id(df) for s in (state, source) if s is not None for df in s.frames.values()}
+            gone = {k: df for k, df in old.state.frames.items() if id(df) not in live}
+            if gone:
+                self.engine.discard(State(gone, {}))
 
-    def is_anchor(self, state: State) -> bool:
-        return self.anchor is not None and self.anchor.state is state
+    def copy_of(self, state: State) -> State | None:
+        """The anchor's state where it is ``state`` or a copy of it (files that outlive any
+        executor), else ``None``."""
+        a = self.anchor
+        return a.state if a is not None and (a.state is state or a.source is state) else None
+
+    def secure(self, state: State, superstep: int, variant: str) -> State:
+        """``state`` with files behind it: the anchor's copy where it has one, else a new copy
+        made the anchor. Executors may leave after this without a rewind."""
+        copy = self.copy_of(state)
+        if copy is None:
+            copy = self.engine.secure(state)
+            self.anchor_at(superstep, copy, variant, source=state)
+        return copy
 
     def save(self, program: IterativeProgram, superstep: int,
              history: Sequence[SuperstepRecord]) -> float | None:
@@ -165,17 +184,17 @@ class Recovery:
     def secured(self, program: IterativeProgram, state: State, history: Sequence[SuperstepRecord]) -> State:
         """The final state, reliably checkpointed: the output is read from it after the run
         (written, collected), when local-checkpoint blocks could be lost with an executor."""
-        if not state.frames or self.is_anchor(state):
+        if not state.frames:
             return state
         upto = history[-1].superstep if history else 0
 
         def secure(s: State, _rows: dict[str, int]) -> State:
-            new, _ = self.engine.barrier(s, reliable=True)
-            self.engine.release(s, keep=new)
-            return new
+            copy = self.secure(s, upto, program.variant)
+            if copy is not s:
+                self.engine.release(s, keep=copy)
+            return copy
 
         secured, _ = self.attempt(secure, state, {}, program, history, upto)
-        self.anchor_at(upto, secured, program.variant)
         return secured
 
     def _recover(self, exc: Exception, program: IterativeProgram, history: Sequence[SuperstepRecord],
@@ -235,16 +254,16 @@ class Recovery:
         program.variant = anchor.variant  # the anchor's frames have this variant's columns
         state = program.restore(State(dict(anchor.state.frames), dict(anchor.state.values)))
         if any(callable(df) for df in state.frames.values()):  # superstep 0's lineage anchor
-            state, _ = engine.barrier(state, reliable=False)
+            state, _ = engine.barrier(state)
         for j in range(anchor.superstep + 1, upto + 1):
             used = history[j - 1].ran.variant if j - 1 < len(history) else program.variant
             if used != program.variant:
                 state = program.switch_variant(used, state)
-            new, _ = engine.barrier(program.step(state, j), reliable=False)
+            new, _ = engine.barrier(program.step(state, j))
             engine.release(state, keep=new)
             state = new
         if variant != program.variant:
             state = program.switch_variant(variant, state)
-        new, rows = engine.barrier(state, reliable=False)
+        new, rows = engine.barrier(state)
         engine.release(state, keep=new)
         return new, rows, max(0, upto - anchor.superstep)

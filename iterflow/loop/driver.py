@@ -4,7 +4,7 @@ The only place that knows the order of a superstep. Superstep ``i``:
 
 1. **run** -- ``program.step`` builds the next state; every Spark job it (and the barrier) runs
    carries the job group ``superstep-<i>``; the barrier materializes the state and cuts its
-   lineage (reliably every ``checkpoint_interval`` supersteps). A superstep that fails because
+   lineage (and copies it to files every ``checkpoint_interval`` supersteps). A superstep that fails because
    executors were lost is rerun after a rewind (:class:`~iterflow.faults.recovery.Recovery`);
 2. **observe** -- the statistics of the superstep's jobs (:mod:`iterflow.observe.stats`) and,
    for a program laid out by bins, its per-bin load;
@@ -180,7 +180,7 @@ class IterationDriver:
         # cached inputs (or the saved files), recomputed if executors are lost. So there is
         # always a state to rewind to, and a run pays no reliable write before it starts.
         anchor = state
-        state, rows = self.engine.barrier(state, reliable=False)
+        state, rows = self.engine.barrier(state)
         self.recovery.anchor_at(start, anchor, program.variant)
         reconfigurer = Reconfigurer(self.engine, self.actuator, self.stats, self.recovery, program,
                                     self.partitions, self.partitions_follow_cores, self.wait_for_executors)
@@ -296,12 +296,12 @@ class IterationDriver:
         self.engine.job_group(job_group(i), f"{program.name} superstep {i}")
         reliable = i % self.checkpoint_interval == 0
         new = program.step(state, i)
-        new, rows = self.engine.barrier(new, reliable=reliable)
+        new, rows = self.engine.barrier(new)
+        if reliable:  # a copy in files to rewind to; the run goes on with the frames in memory
+            self.recovery.anchor_at(i, self.engine.secure(new), program.variant, source=new)
         delta = program.delta(state, new, rows)
         wall = time.perf_counter() - t0
         self.engine.release(state, keep=new)
-        if reliable:
-            self.recovery.anchor_at(i, new, program.variant)
         snap = self.engine.snapshot()
         log.info("superstep %d: %.3fs, delta=%s, rows=%s", i, wall, delta, rows)
         ran = Ran(i, wall, snap.executors, snap.cores, partitions, delta,

@@ -49,16 +49,22 @@ class Engine(Protocol):
     def set_partitions(self, partitions: int) -> None:
         """The shuffle partition count of the next supersteps."""
 
-    def barrier(self, state: State, reliable: bool) -> tuple[State, dict[str, int]]:
-        """Materialize every frame and cut its lineage (``reliable``: to the checkpoint dir);
-        returns the new state and each frame's row count. A frame that is the very object the
-        last barrier returned may be passed through as it is, with its count, unless ``reliable``."""
+    def barrier(self, state: State) -> tuple[State, dict[str, int]]:
+        """Materialize every frame and cut its lineage (kept where it was computed); returns the
+        new state and each frame's row count. A frame that is the very object the last barrier
+        returned may be passed through as it is, with its count."""
+
+    def secure(self, state: State) -> State:
+        """A copy of ``state`` (as a barrier returned it) in the reliable checkpoint dir, written
+        from the kept frames, not recomputed: the anchor a rewind starts from, and the state to
+        go on with where executors holding the kept frames leave."""
 
     def release(self, old: State, keep: State) -> None:
         """Free ``old``'s frames that ``keep`` does not carry over."""
 
     def discard(self, state: State) -> None:
-        """Delete the reliable-checkpoint files behind ``state`` (a replaced anchor)."""
+        """Delete the reliable-checkpoint files behind ``state`` (a replaced anchor) and free
+        what reading it cached."""
 
     def snapshot(self) -> ExecutorSnapshot:
         """Executors and cores right now."""

@@ -2,8 +2,9 @@
 
 Trisk's three dimensions, in this order:
 
-1. **resources** -- a scale-in first writes the state to the reliable checkpoint dir (local
-   checkpoint blocks on a removed executor could not be recomputed, checkpoint files can); then
+1. **resources** -- a scale-in first copies the state to the reliable checkpoint dir (local
+   checkpoint blocks on a removed executor could not be recomputed, checkpoint files can: the
+   run goes on from the copy, the one of this barrier if it made one already); then
    executors are requested or removed through the actuator (:mod:`iterflow.actuate.executors`).
    Neither a scale-out nor a scale-in stalls the barrier (``wait_for_executors=False``, the
    default): the request is made, the next superstep starts, its tasks run on the new
@@ -102,11 +103,11 @@ class Reconfigurer:
                                                   f"registered after their scale-out was withdrawn")
         if wanted is not None and (wanted != current or withdraw) and self.actuator is not None:
             t0 = time.perf_counter()  # the barrier's stall: securing the state, then the actuator's
-            if wanted < current and not self.recovery.is_anchor(state):
-                secured, _ = engine.barrier(state, reliable=True)
-                engine.release(state, keep=secured)
-                self.recovery.anchor_at(i, secured, program.variant)
-                state = secured
+            if wanted < current:  # go on from files: the removed executors' blocks leave with them
+                secured = self.recovery.secure(state, i, program.variant)
+                if secured is not state:
+                    engine.release(state, keep=secured)
+                    state = secured
             secured_seconds = time.perf_counter() - t0
             done = self.actuator.set_executors(wanted, wait=self.wait_for_executors)
             cores = engine.snapshot().cores
@@ -133,7 +134,7 @@ class Reconfigurer:
         if reconf.step_variant is not None and reconf.step_variant != program.variant:
             switched = program.switch_variant(reconf.step_variant, state)
             act = replace(act, variant_after=reconf.step_variant)
-            new, _ = engine.barrier(switched, reliable=False)
+            new, _ = engine.barrier(switched)
             engine.release(state, keep=new)
             state = new
         return state, act
@@ -173,7 +174,7 @@ class Reconfigurer:
         self.partitions = partitions
         engine.set_partitions(partitions)
         moved = program.relayout(partitions, state, assignment)
-        new, _ = engine.barrier(moved, reliable=False)
+        new, _ = engine.barrier(moved)
         engine.release(state, keep=new)
         wall = time.perf_counter() - t0
         act = replace(act, partitions_after=partitions, relayout_seconds=wall)
