@@ -1,18 +1,29 @@
-"""What a release (scale-in) costs, killed or decommissioned (issue 13, item 4).
+"""What a release (scale-in) costs: killed, decommissioned going on from the files, or
+decommissioned going on in memory (issue 13, item 4).
 
-    .venv/bin/python experiments/release_cost.py [--reps 3]
+    .venv/bin/python experiments/release_cost.py [--reps 3] [--job pagerank|wcc]
 
-PageRank on the Pareto experiment's graph (R-MAT scale 18, 1M edges) on the emulated cluster,
-starting on 4 executors under a scripted schedule -- 4 -> 2 at barrier 2, 2 -> 1 at barrier 6,
-10 supersteps -- run two ways in one application, alternating order by repetition:
+On the emulated cluster, starting on 4 executors under a scripted schedule, run the ways below
+in one application, alternating order by repetition:
+
+* ``pagerank`` (default): the Pareto experiment's graph (R-MAT scale 18, 1M edges), 4 -> 2 at
+  barrier 2, 2 -> 1 at barrier 6, 10 supersteps;
+* ``wcc``: the Pareto experiment's WCC input (R-MAT 19, 600k edges, a 30-vertex path: 33
+  supersteps), 4 -> 2 at barrier 12, 2 -> 1 at barrier 18 -- releases in its tail, where
+  ``efficiency`` and ``target`` make theirs.
+
+Ways (every one copies the state to the reliable checkpoint dir before the release):
 
 * ``kill``: the removed executors are killed; their cached blocks (the graph) are lost and the
-  next superstep recomputes them from the input file;
-* ``decommission`` (iterflow's default since stop 28): they are decommissioned; their cached
-  blocks move to the executors that stay, then they exit.
+  next superstep recomputes them from the input file; the state is read from the copy;
+* ``decommission-files`` (iterflow's default in stops 28-35): they are decommissioned (their
+  cached blocks move to the executors that stay, then they exit), and the run goes on from the
+  copy's files all the same;
+* ``decommission`` (iterflow's default since stop 36): decommissioned, and the run goes on
+  with the state's blocks in memory, moved.
 
 A release's cost is the first superstep at the new size over the median of the next ones (its
-barrier does not wait for either). Per run: job seconds and executor-seconds. Results:
+barrier does not wait for any). Per run: job seconds and executor-seconds. Results:
 ``experiments/results/release_cost*``.
 """
 from __future__ import annotations
@@ -25,7 +36,7 @@ import pandas as pd
 
 from harness import RESULTS, cluster, parse_args, print_summary, stat_row, warm_up
 
-from algorithms import PageRank
+from algorithms import PageRank, WeaklyConnectedComponents
 from common import rmat
 from iterflow.inputs.graphio import load_graph
 from iterflow.loop.driver import IterationDriver
@@ -33,28 +44,50 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies import PolicyBase, StaticPolicy
 
 NAME = "release_cost"
-SCHEDULE = {2: 2, 6: 1}  # barrier -> executors
-SUPERSTEPS = 10
-MODES = ("kill", "decommission")
+# job -> (barrier -> executors, supersteps)
+JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
+MODES = ("kill", "decommission-files", "decommission")
 
 
 class Schedule(PolicyBase):
-    """Release to ``SCHEDULE[i]`` executors at barrier ``i``; keep otherwise."""
+    """Release to ``schedule[i]`` executors at barrier ``i``; keep otherwise."""
 
     name = "schedule"
 
+    def __init__(self, schedule: dict[int, int]) -> None:
+        super().__init__()
+        self.schedule = schedule
+
     def decide(self, history, model=None, *, layout=None, plan=None):  # noqa: ANN001 - Policy protocol
-        n = SCHEDULE.get(history[-1].superstep)
+        n = self.schedule.get(history[-1].superstep)
         return Reconfiguration(reason=f"scripted: {n} executors", executors=n) if n else Reconfiguration.none("keep")
 
 
-def excess(wall: pd.Series) -> dict[str, float]:
+class FromFiles:
+    """The session's actuator, decommissioning, that tells the loop the blocks are lost: the
+    loop goes on from the copy's files (iterflow to stop 35)."""
+
+    decommissions = False
+
+    def __init__(self, actuator: Any) -> None:
+        self._actuator = actuator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._actuator, name)
+
+
+def excess(wall: pd.Series, job: str) -> dict[str, float]:
     """Per release: its first superstep at the new size over the median of the later ones at
     that size (``wall`` indexed by superstep)."""
-    bars, out = sorted(SCHEDULE) + [SUPERSTEPS], {}
+    schedule, supersteps = JOBS[job]
+    bars, out = sorted(schedule) + [supersteps], {}
     for b, nxt in zip(bars, bars[1:]):
-        out[f"excess_{SCHEDULE[b]}"] = float(wall.loc[b + 1] - wall.loc[b + 2:nxt].median())
+        out[f"excess_{schedule[b]}"] = float(wall.loc[b + 1] - wall.loc[b + 2:nxt].median())
     return out
+
+
+def program(job: str, g: Any, supersteps: int) -> Any:
+    return PageRank(g, max_iterations=supersteps) if job == "pagerank" else WeaklyConnectedComponents(g)
 
 
 def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any]:
@@ -64,69 +97,92 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     p = PageRank(g, max_iterations=2)
     warm.run(p)
     p.release()
-    driver = IterationDriver(spark, Schedule(), partitions=args.partitions, start_executors=args.workers)
-    driver.actuator.decommission = mode == "decommission"
+    schedule, supersteps = JOBS[args.job]
+    driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers)
+    driver.actuator.decommission = mode != "kill"
+    if mode == "decommission-files":
+        driver.actuator = FromFiles(driver.actuator)
     t0 = time.perf_counter()
-    res = driver.run(PageRank(g, max_iterations=SUPERSTEPS))
+    prog = program(args.job, g, supersteps)
+    res = driver.run(prog)
     took = time.perf_counter() - t0
+    prog.release()
     t = res.supersteps.set_index("superstep")
+    if len(t) != supersteps:
+        raise SystemExit(f"{args.job} ran {len(t)} supersteps, not {supersteps}: the schedule no longer fits")
     wall = t["wall_seconds"]
     row = {"mode": mode, "rep": rep, "job_seconds": took,
            "executor_seconds": float(((wall + t["barrier_seconds"].fillna(0)) * t["executors"]).sum()),
            "executors": "-".join(str(int(e)) for e in t["executors"]),
+           "recoveries": int(t["recoveries"].fillna(0).sum()) if "recoveries" in t else 0,
            "walls": " ".join(f"{w:.2f}" for w in wall)}
-    row.update(excess(wall))
+    row.update(excess(wall, args.job))
     print(f"  {mode} rep {rep}: {took:.1f}s, {row['executor_seconds']:.0f} executor-s; supersteps {row['walls']} "
           f"on {row['executors']}", flush=True)
     return row
 
 
 def main() -> int:
-    args = parse_args(__doc__, NAME, lambda ap: ap.add_argument(
-        "--from-csv", action="store_true", help="only analyse results/release_cost.csv again"), quick_reps=3)
+    def extra(ap: Any) -> None:
+        ap.add_argument("--from-csv", action="store_true", help="only analyse results/release_cost*.csv again")
+        ap.add_argument("--job", choices=sorted(JOBS), default="pagerank")
+
+    args = parse_args(__doc__, NAME, extra, quick_reps=3)
     if args.from_csv:  # the supersteps' walls are in the table: the figures again, no cluster
-        df = pd.read_csv(RESULTS / f"{NAME}.csv")
+        df = pd.read_csv(RESULTS / f"{stem(args.job)}.csv")
+        schedule, supersteps = JOBS[args.job]
         for i, walls in enumerate(df["walls"]):
-            wall = pd.Series([float(w) for w in walls.split()], index=range(1, SUPERSTEPS + 1))
-            for k, v in excess(wall).items():
+            wall = pd.Series([float(w) for w in walls.split()], index=range(1, supersteps + 1))
+            for k, v in excess(wall, args.job).items():
                 df.loc[i, k] = v
-        head = (RESULTS / f"{NAME}.txt").read_text().splitlines()[0] if (RESULTS / f"{NAME}.txt").exists() else ""
+        txt = RESULTS / f"{stem(args.job)}.txt"
+        head = txt.read_text().splitlines()[0] if txt.exists() else ""
         found = re.search(r"cpu share [\d.]+ \((.*)\); R-MAT", head)  # the measuring run's cluster
-        report(df, args, found.group(1) if found else "cluster as recorded by the measuring run", len(df) // len(MODES))
+        modes = df["mode"].nunique()
+        graph = re.search(r"; R-MAT ([^;]+);", head)
+        report(df, args, found.group(1) if found else "cluster as recorded by the measuring run", len(df) // modes,
+               graph.group(1) if graph else "")
         return 0
     rows = []
+    path = rmat(18, 1_000_000) if args.job == "pagerank" else rmat(19, 600_000, tail=30)
     with cluster(args) as (_, spark, note):
-        g = load_graph(spark, str(rmat(18, 1_000_000)), "edgelist", partitions=args.partitions)
+        g = load_graph(spark, str(path), "edgelist", partitions=args.partitions)
         for e in (args.workers, 2, 1):
             warm_up(spark, PageRank(g, max_iterations=3), args, executors=e)
         for rep in range(args.reps):
             for mode in (MODES if rep % 2 == 0 else MODES[::-1]):
                 rows.append(one_run(spark, g, args, mode, rep))
-    report(pd.DataFrame(rows), args, note, args.reps)
+    report(pd.DataFrame(rows), args, note, args.reps, path.name)
     return 0
 
 
-def report(df: pd.DataFrame, args: Any, note: str, reps: int) -> None:
+def stem(job: str) -> str:
+    """``release_cost`` for PageRank (the name since stop 28), ``release_cost_<job>`` else."""
+    return NAME if job == "pagerank" else f"{NAME}_{job}"
+
+
+def report(df: pd.DataFrame, args: Any, note: str, reps: int, graph: str = "") -> None:
+    job, (schedule, supersteps) = args.job, JOBS[args.job]
+    modes = [m for m in MODES if m in set(df["mode"])]  # a csv of stops 28-35 has two
     summary = []
-    for mode in MODES:
+    for mode in modes:
         d = df[df["mode"] == mode]
-        for to in sorted(set(SCHEDULE.values()), reverse=True):
-            summary.append(stat_row(NAME, "pagerank", mode, f"release to {to}: first superstep over steady s",
+        for to in sorted(set(schedule.values()), reverse=True):
+            summary.append(stat_row(NAME, job, mode, f"release to {to}: first superstep over steady s",
                                     d[f"excess_{to}"]))
-        summary.append(stat_row(NAME, "pagerank", mode, "job s", d["job_seconds"]))
-        summary.append(stat_row(NAME, "pagerank", mode, "executor-s", d["executor_seconds"]))
+        summary.append(stat_row(NAME, job, mode, "job s", d["job_seconds"]))
+        summary.append(stat_row(NAME, job, mode, "executor-s", d["executor_seconds"]))
     paired = df.pivot(index="rep", columns="mode")
-    summary.append(stat_row(NAME, "pagerank", "decommission/kill", "ratio job s",
-                            paired["job_seconds"]["decommission"] / paired["job_seconds"]["kill"], "paired by rep"))
-    summary.append(stat_row(NAME, "pagerank", "decommission/kill", "ratio executor-s",
-                            paired["executor_seconds"]["decommission"] / paired["executor_seconds"]["kill"],
-                            "paired by rep"))
-    title = (f"{NAME}: {args.workers} workers at cpu share {args.cpu_share} ({note}); R-MAT 18/1000000; "
-             f"schedule {SCHEDULE}, {SUPERSTEPS} supersteps; {reps} reps, alternating order; median [min-max]")
+    for other in (m for m in modes if m != "decommission"):
+        for col, label in (("job_seconds", "ratio job s"), ("executor_seconds", "ratio executor-s")):
+            summary.append(stat_row(NAME, job, f"decommission/{other}", label,
+                                    paired[col]["decommission"] / paired[col][other], "paired by rep"))
+    title = (f"{NAME}: {args.workers} workers at cpu share {args.cpu_share} ({note}); R-MAT {graph or job}; "
+             f"schedule {schedule}, {supersteps} supersteps; {reps} reps, alternating order; median [min-max]")
     print_summary(summary, title)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    df.to_csv(RESULTS / f"{NAME}.csv", index=False)
-    with open(RESULTS / f"{NAME}.txt", "w") as fh:
+    df.to_csv(RESULTS / f"{stem(job)}.csv", index=False)
+    with open(RESULTS / f"{stem(job)}.txt", "w") as fh:
         fh.write(title + "\n" + pd.DataFrame(summary).to_string(index=False) + "\n\n" + df.to_string(index=False) + "\n")
 
 

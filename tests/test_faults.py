@@ -224,6 +224,7 @@ def test_scale_out_on_a_full_cluster_continues_at_current_size(spark, graph_file
     # waiting for the executors at the barrier (the non-waiting default notices a refused
     # scale-out at a later barrier, after the register timeout: tests/test_loop.py)
     driver = IterationDriver(spark, UpThenDown(), partitions=4, wait_for_executors=True)
+    assert driver.actuator.set_executors(2).active == 2  # whatever the tests before left
     driver.actuator.register_timeout = 3.0
     t0 = time.monotonic()
     res = driver.run(PageRank(g, 0.85, max_iterations=3))

@@ -7,7 +7,6 @@ import dataclasses
 import os
 import stat
 from pathlib import Path
-from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -120,6 +119,7 @@ def test_one_rule_for_secret_names():
 
 def test_run_store_files_are_private_and_checkpoints_atomic(tmp_path, monkeypatch):
     from iterflow.app.spec import JobSpec
+    from iterflow.faults.recovery import Anchor
     from iterflow.faults.resume import RunStore
     from iterflow.loop.program import State
 
@@ -129,7 +129,7 @@ def test_run_store_files_are_private_and_checkpoints_atomic(tmp_path, monkeypatc
     assert _mode(store.dir / "spec.json") == _mode(store.dir / "status.json") == 0o600
     (store.dir / ".ckpt-1.inprogress-left-by-a-killed-driver").mkdir()
     for k in (1, 2):
-        anchor = SimpleNamespace(superstep=k, variant="default", state=State({}, {"centers": [k]}))
+        anchor = Anchor(k, State({}, {"centers": [k]}), "default")
         store.save(anchor, "default", [{"superstep": k, "wall_seconds": 1.0}])
     assert sorted(p.name for p in store.dir.iterdir()) == ["ckpt-2", "latest.json", "lock", "spec.json", "status.json"]
     ckpt = store.dir / "ckpt-2"

@@ -217,6 +217,34 @@ def scaling(plan: dict[int, int], wait: bool = False, **actuator) -> tuple[Itera
     return driver, engine
 
 
+class Reading(Doubling):
+    """Doubling that remembers whether each superstep read a state copied to files."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.read_files: dict[int, bool] = {}
+
+    def step(self, state, superstep):
+        self.read_files[superstep] = state.frames["x"].reliable
+        return super().step(state, superstep)
+
+
+@pytest.mark.parametrize("decommissions", [False, True])
+def test_a_scale_in_copies_the_state_and_goes_on_from_files_only_where_blocks_are_lost(decommissions):
+    """A scale-in copies the state to files first (the anchor) either way; killed executors
+    take their blocks with them, so the next superstep reads the copy; decommissioned ones hand
+    them over, so it reads the frames in memory. A later scale-in copies again."""
+    driver, engine = scaling({2: 1, 4: 2, 5: 1}, decommissions=decommissions)
+    prog = Reading(max_iterations=7)
+    res = driver.run(prog)
+    assert res.output == 7.0
+    secured = [e[1] for e in engine.events if e[0] == "secure"]
+    assert secured == ["superstep-2", "superstep-5"]  # the scale-ins' barriers; not the scale-out's
+    after = {k for k, v in prog.read_files.items() if v}
+    assert after == (set() if decommissions else {3, 6})
+    assert driver.recovery.anchor.superstep == 5
+
+
 def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
     driver, _ = scaling({2: 4}, lag=2)  # registered after the second look
     res = driver.run(Doubling(max_iterations=5))

@@ -61,6 +61,12 @@ class Anchor:
     variant: str
     source: State | None = None
 
+    @property
+    def readable(self) -> State:
+        """The frames to read the anchor from while the run goes on: the in-memory state it
+        copies where there is one (a save reads no file and caches nothing twice)."""
+        return self.source if self.source is not None else self.state
+
 
 #: ``on_checkpoint(anchor, next_variant, rows)``: called after every barrier that wrote a
 #: reliable checkpoint, with the state of that superstep, the step variant the next superstep
@@ -132,13 +138,19 @@ class Recovery:
         a = self.anchor
         return a.state if a is not None and (a.state is state or a.source is state) else None
 
-    def secure(self, state: State, superstep: int, variant: str) -> State:
-        """``state`` with files behind it: the anchor's copy where it has one, else a new copy
-        made the anchor. Executors may leave after this without a rewind."""
+    def secure(self, state: State, superstep: int, variant: str, in_memory: bool) -> State:
+        """Make the anchor ``state`` in files (unless it is already: a copy of this barrier);
+        returns the state to go on with: ``state`` where its blocks stay (``in_memory``), else
+        the copy, ``state``'s blocks freed."""
         copy = self.copy_of(state)
         if copy is None:
             copy = self.engine.secure(state)
             self.anchor_at(superstep, copy, variant, source=state)
+        if in_memory or copy is state:
+            return state
+        self.engine.release(state, keep=copy)
+        if self.anchor is not None and self.anchor.source is state:
+            self.anchor.source = None  # freed: the anchor is read from its files from now on
         return copy
 
     def save(self, program: IterativeProgram, superstep: int,
@@ -189,10 +201,7 @@ class Recovery:
         upto = history[-1].superstep if history else 0
 
         def secure(s: State, _rows: dict[str, int]) -> State:
-            copy = self.secure(s, upto, program.variant)
-            if copy is not s:
-                self.engine.release(s, keep=copy)
-            return copy
+            return self.secure(s, upto, program.variant, in_memory=False)
 
         secured, _ = self.attempt(secure, state, {}, program, history, upto)
         return secured

@@ -184,7 +184,7 @@ class RunStore:
 
         def write(tmp: Path) -> None:
             private_dir(tmp / "frames")
-            for name, df in anchor.state.frames.items():
+            for name, df in anchor.readable.frames.items():
                 df.write.parquet((tmp / "frames" / name).as_uri())
             _write_pickle(tmp / "values.pkl", anchor.state.values)
             # per-bin figures (``_`` keys) matter to the policy in the last row only
