@@ -1,10 +1,9 @@
-"""What a release (scale-in) costs: killed, decommissioned going on from the files, or
-decommissioned going on in memory (issue 13, item 4).
+"""What a release (scale-in) costs, killed or decommissioned (issue 13, item 4).
 
     .venv/bin/python experiments/release_cost.py [--reps 3] [--job pagerank|wcc]
 
-On the emulated cluster, starting on 4 executors under a scripted schedule, run the ways below
-in one application, alternating order by repetition:
+On the emulated cluster, starting on 4 executors under a scripted schedule, run two ways in one
+application, alternating order by repetition:
 
 * ``pagerank`` (default): the Pareto experiment's graph (R-MAT scale 18, 1M edges), 4 -> 2 at
   barrier 2, 2 -> 1 at barrier 6, 10 supersteps;
@@ -12,19 +11,20 @@ in one application, alternating order by repetition:
   supersteps), 4 -> 2 at barrier 12, 2 -> 1 at barrier 18 -- releases in its tail, where
   ``efficiency`` and ``target`` make theirs.
 
-Ways (every one copies the state to the reliable checkpoint dir before the release):
+Either way the state is copied to the reliable checkpoint dir before the release and the run
+goes on from the copy:
 
 * ``kill``: the removed executors are killed; their cached blocks (the graph) are lost and the
-  next superstep recomputes them from the input file; the state is read from the copy;
-* ``decommission-files`` (iterflow's default in stops 28-35): they are decommissioned (their
-  cached blocks move to the executors that stay, then they exit), and the run goes on from the
-  copy's files all the same;
-* ``decommission`` (iterflow's default since stop 36): decommissioned, and the run goes on
-  with the state's blocks in memory, moved.
+  next superstep recomputes them from the input file;
+* ``decommission`` (iterflow's default since stop 28): they are decommissioned; their cached
+  blocks move to the executors that stay, then they exit.
 
 A release's cost is the first superstep at the new size over the median of the next ones (its
-barrier does not wait for any). Per run: job seconds and executor-seconds. Results:
-``experiments/results/release_cost*``.
+barrier does not wait for either). Per run: job seconds and executor-seconds. Results:
+``experiments/results/release_cost*``. Stop 36 tried a third way, decommissioned and going on
+with the state's blocks in memory where they moved instead of from the copy (commit 651a34d;
+``release_cost_wcc_inmemory.txt``, where ``decommission-files`` is the way iterflow keeps):
+no faster on WCC (1.04x [0.98-1.10] the job, 2 reps), so iterflow did not keep it.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from iterflow.policies import PolicyBase, StaticPolicy
 NAME = "release_cost"
 # job -> (barrier -> executors, supersteps)
 JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
-MODES = ("kill", "decommission-files", "decommission")
+MODES = ("kill", "decommission")
 
 
 class Schedule(PolicyBase):
@@ -61,19 +61,6 @@ class Schedule(PolicyBase):
     def decide(self, history, model=None, *, layout=None, plan=None):  # noqa: ANN001 - Policy protocol
         n = self.schedule.get(history[-1].superstep)
         return Reconfiguration(reason=f"scripted: {n} executors", executors=n) if n else Reconfiguration.none("keep")
-
-
-class FromFiles:
-    """The session's actuator, decommissioning, that tells the loop the blocks are lost: the
-    loop goes on from the copy's files (iterflow to stop 35)."""
-
-    decommissions = False
-
-    def __init__(self, actuator: Any) -> None:
-        self._actuator = actuator
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._actuator, name)
 
 
 def excess(wall: pd.Series, job: str) -> dict[str, float]:
@@ -99,9 +86,7 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     p.release()
     schedule, supersteps = JOBS[args.job]
     driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers)
-    driver.actuator.decommission = mode != "kill"
-    if mode == "decommission-files":
-        driver.actuator = FromFiles(driver.actuator)
+    driver.actuator.decommission = mode == "decommission"
     t0 = time.perf_counter()
     prog = program(args.job, g, supersteps)
     res = driver.run(prog)
@@ -163,7 +148,7 @@ def stem(job: str) -> str:
 
 def report(df: pd.DataFrame, args: Any, note: str, reps: int, graph: str = "") -> None:
     job, (schedule, supersteps) = args.job, JOBS[args.job]
-    modes = [m for m in MODES if m in set(df["mode"])]  # a csv of stops 28-35 has two
+    modes = [m for m in MODES if m in set(df["mode"])]
     summary = []
     for mode in modes:
         d = df[df["mode"] == mode]

@@ -109,7 +109,6 @@ class FakeActuator:
     launched: bool = False
     coming: list = field(default_factory=list)
     delays: list = field(default_factory=list)  # what start_delays measured on the "cluster"
-    decommissions: bool = False  # a scale-in's blocks: lost (kill) or handed over
 
     def set_executors(self, target: int, wait: bool = True) -> Actuation:
         before = self.engine.executors

@@ -229,19 +229,17 @@ class Reading(Doubling):
         return super().step(state, superstep)
 
 
-@pytest.mark.parametrize("decommissions", [False, True])
-def test_a_scale_in_copies_the_state_and_goes_on_from_files_only_where_blocks_are_lost(decommissions):
-    """A scale-in copies the state to files first (the anchor) either way; killed executors
-    take their blocks with them, so the next superstep reads the copy; decommissioned ones hand
-    them over, so it reads the frames in memory. A later scale-in copies again."""
-    driver, engine = scaling({2: 1, 4: 2, 5: 1}, decommissions=decommissions)
+def test_a_scale_in_copies_the_state_to_files_and_goes_on_from_them():
+    """A scale-in copies the state to files first (the anchor), and the next superstep reads
+    the copy: a removed executor's blocks leave with it. A later scale-in copies again; a
+    scale-out copies nothing."""
+    driver, engine = scaling({2: 1, 4: 2, 5: 1})
     prog = Reading(max_iterations=7)
     res = driver.run(prog)
     assert res.output == 7.0
     secured = [e[1] for e in engine.events if e[0] == "secure"]
-    assert secured == ["superstep-2", "superstep-5"]  # the scale-ins' barriers; not the scale-out's
-    after = {k for k, v in prog.read_files.items() if v}
-    assert after == (set() if decommissions else {3, 6})
+    assert secured == ["superstep-2", "superstep-5"]
+    assert {k for k, v in prog.read_files.items() if v} == {3, 6}
     assert driver.recovery.anchor.superstep == 5
 
 

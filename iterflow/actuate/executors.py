@@ -19,9 +19,8 @@ does not wait for either: once asked, Spark offers those executors no task (its
 JVM here) while it runs; snapshots stop counting them at once
 (:func:`~iterflow.observe.sparkinfo.leaving`). A killed executor's cached input blocks are
 recomputed from lineage by the tasks that need them. Either way the state is safe: the driver
-copies it to the reliable checkpoint dir before a scale-in, and goes on from that copy where
-the executors are killed (in memory where they are decommissioned). Before the run (``wait=True``) the scale-in waits
-until they are gone.
+copies it to the reliable checkpoint dir before a scale-in and goes on from that copy. Before
+the run (``wait=True``) the scale-in waits until they are gone.
 
 The bound on the wait for new executors is ``register_timeout`` seconds, by default the Spark
 setting ``spark.iterflow.executorRegisterTimeout`` (e.g. ``--conf

@@ -138,15 +138,15 @@ class Recovery:
         a = self.anchor
         return a.state if a is not None and (a.state is state or a.source is state) else None
 
-    def secure(self, state: State, superstep: int, variant: str, in_memory: bool) -> State:
-        """Make the anchor ``state`` in files (unless it is already: a copy of this barrier);
-        returns the state to go on with: ``state`` where its blocks stay (``in_memory``), else
-        the copy, ``state``'s blocks freed."""
+    def secure(self, state: State, superstep: int, variant: str) -> State:
+        """``state`` copied to files and made the anchor (unless it is already: a copy this
+        barrier made); returns the copy to go on with, ``state``'s blocks freed. Executors may
+        leave after this without a rewind."""
         copy = self.copy_of(state)
         if copy is None:
             copy = self.engine.secure(state)
             self.anchor_at(superstep, copy, variant, source=state)
-        if in_memory or copy is state:
+        if copy is state:
             return state
         self.engine.release(state, keep=copy)
         if self.anchor is not None and self.anchor.source is state:
@@ -201,7 +201,7 @@ class Recovery:
         upto = history[-1].superstep if history else 0
 
         def secure(s: State, _rows: dict[str, int]) -> State:
-            return self.secure(s, upto, program.variant, in_memory=False)
+            return self.secure(s, upto, program.variant)
 
         secured, _ = self.attempt(secure, state, {}, program, history, upto)
         return secured

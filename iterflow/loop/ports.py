@@ -94,11 +94,6 @@ class Actuator(Protocol):
     def start_delays(self) -> list[float]:
         """Seconds the executors this application asked for took to register, as measured so far."""
 
-    @property
-    def decommissions(self) -> bool:
-        """Whether a scale-in hands the removed executors' cached blocks to those that stay
-        (Spark's decommissioning) rather than losing them with the executors (a kill)."""
-
 
 class Model(Protocol):
     """The resource model as the loop uses it (:class:`~iterflow.model.live.LiveModel`).
