@@ -47,7 +47,10 @@ class FakeEngine:
     events: list = field(default_factory=list)
     fail: set = field(default_factory=set)
     group: str = ""
-    discarded: int = 0
+    freed: list = field(default_factory=list)    # in-memory frames released: their blocks gone
+    deleted: list = field(default_factory=list)  # copies discarded: their files gone
+    made: list = field(default_factory=list)     # what the last barrier returned: carried as is
+    copies: list = field(default_factory=list)   # every frame secure() wrote, in order
 
     def job_group(self, name: str, description: str) -> None:
         self.group = name
@@ -63,18 +66,31 @@ class FakeEngine:
         self.events.append(("barrier", self.group))
         frames: dict = {}
         for k, v in state.frames.items():
-            frames[k] = Frame((v(dict(frames)) if callable(v) else v).value)
+            v = v(dict(frames)) if callable(v) else v
+            assert self.readable(v), f"barrier of {self.group} reads a freed or deleted frame {k}"
+            frames[k] = v if any(v is m for m in self.made) else Frame(v.value)  # a carried frame: as is
+        self.made = list(frames.values())
         return State(frames, dict(state.values)), {k: 100 for k in frames}
 
     def secure(self, state: State):
         self.events.append(("secure", self.group))
-        return State({k: Frame(v.value, True) for k, v in state.frames.items()}, dict(state.values))
+        assert all(self.readable(v) for v in state.frames.values()), f"{self.group} copies a freed frame"
+        copy = State({k: Frame(v.value, True) for k, v in state.frames.items()}, dict(state.values))
+        self.made += list(copy.frames.values())
+        self.copies += list(copy.frames.values())
+        return copy
 
     def release(self, old: State, keep: State) -> None:
-        pass
+        kept = {id(f) for f in keep.frames.values()}
+        # a released copy stays readable from its files; an in-memory frame does not
+        self.freed += [f for f in old.frames.values() if id(f) not in kept and not getattr(f, "reliable", True)]
 
     def discard(self, state: State) -> None:
-        self.discarded += 1
+        self.deleted += [f for f in state.frames.values() if getattr(f, "reliable", False)]
+
+    def readable(self, frame: Any) -> bool:
+        """Whether ``frame`` may still be read: neither released (in memory) nor discarded."""
+        return not any(frame is f for f in (*self.freed, *self.deleted))
 
     def snapshot(self) -> ExecutorSnapshot:
         return ExecutorSnapshot(self.executors, self.executors * self.cores_per_executor,

@@ -63,8 +63,9 @@ class Anchor:
 
     @property
     def readable(self) -> State:
-        """The frames to read the anchor from while the run goes on: the in-memory state it
-        copies where there is one (a save reads no file and caches nothing twice)."""
+        """The frames to read the anchor from: the in-memory state it copies where there is
+        one (a periodic save reads no file and caches nothing twice; :meth:`Recovery.save`
+        hands over an anchor without it where the run moved on), else its files."""
         return self.source if self.source is not None else self.state
 
 
@@ -119,18 +120,26 @@ class Recovery:
         self.recovery_wait = recovery_wait
         self.on_checkpoint = on_checkpoint
         self.anchor: Anchor | None = None
+        self._carried: list[Any] = []  # old anchors' frames the run still carried: deleted later
 
     # -- the anchor ---------------------------------------------------------------------------
     def anchor_at(self, superstep: int, state: State, variant: str, source: State | None = None) -> None:
-        """A newer reliable checkpoint (copied from ``source``) replaces the anchor; the old
-        one's files are deleted, but for frames the run still reads (a copy it went on with
-        after a scale-in, carried over since)."""
+        """A newer reliable checkpoint (copied from ``source``, the state the run goes on
+        with) replaces the anchor; the old one's files are deleted, but for frames the run
+        still reads (a copy it went on with after a scale-in, carried over since: deleted at
+        a later anchor, once no longer carried)."""
         old, self.anchor = self.anchor, Anchor(superstep, state, variant, source)
-        if old is not None:
-            live = {id(df) for s in (state, source) if s is not None for df in s.frames.values()}
-            gone = {k: df for k, df in old.state.frames.items() if id(df) not in live}
-            if gone:
-                self.engine.discard(State(gone, {}))
+        anchored = {id(df) for df in state.frames.values()}
+        used = {id(df) for df in source.frames.values()} if source is not None else set()
+        seen, gone, kept = set(), [], []
+        for df in [*(old.state.frames.values() if old is not None else ()), *self._carried]:
+            if id(df) in seen or id(df) in anchored:
+                continue
+            seen.add(id(df))
+            (kept if id(df) in used else gone).append(df)
+        self._carried = kept
+        if gone:
+            self.engine.discard(State({str(k): df for k, df in enumerate(gone)}, {}))
 
     def copy_of(self, state: State) -> State | None:
         """The anchor's state where it is ``state`` or a copy of it (files that outlive any
@@ -153,17 +162,22 @@ class Recovery:
             self.anchor.source = None  # freed: the anchor is read from its files from now on
         return copy
 
-    def save(self, program: IterativeProgram, superstep: int,
-             history: Sequence[SuperstepRecord]) -> float | None:
-        """Hand the anchor of ``superstep`` to ``on_checkpoint`` (job group ``checkpoint-<i>``);
+    def save(self, program: IterativeProgram, superstep: int, history: Sequence[SuperstepRecord],
+             current: State) -> float | None:
+        """Hand the anchor of ``superstep`` to ``on_checkpoint`` (job group ``checkpoint-<i>``),
+        read from memory only while ``current`` is still the state it copies
+        (:attr:`Anchor.readable`; not after a relayout, a step switch or a scale-in freed it);
         returns the seconds it took. A failed save is logged, not fatal: a resume then starts
         from an older checkpoint."""
         if self.on_checkpoint is None or self.anchor is None or self.anchor.superstep != superstep:
             return None
         t0 = time.perf_counter()
         self.engine.job_group(f"checkpoint-{superstep}", f"{program.name}: save state of superstep {superstep}")
+        anchor = self.anchor
+        if anchor.source is not None and anchor.source is not current:
+            anchor = dataclasses.replace(anchor, source=None)  # the run moved on: read the files
         try:
-            self.on_checkpoint(self.anchor, program.variant, [r.row() for r in history])
+            self.on_checkpoint(anchor, program.variant, [r.row() for r in history])
         except Exception as exc:  # noqa: BLE001 - see docstring
             log.warning("saving the checkpoint of superstep %d failed: %s", superstep, first_line(exc))
             return None
@@ -212,7 +226,8 @@ class Recovery:
         """Rewind to the anchor and replay through superstep ``upto`` (bounded retries);
         re-raises ``exc`` when it is not a loss of executors or state blocks."""
         while True:
-            if not is_state_loss(exc) or self.anchor is None:
+            # an anchor past ``upto`` would replay nothing and rerun a superstep on its own output
+            if not is_state_loss(exc) or self.anchor is None or self.anchor.superstep > upto:
                 raise exc
             failures.append(first_line(exc))
             if len(failures) > self.max_recoveries:

@@ -208,7 +208,7 @@ class IterationDriver:
                 state, record = reconfigurer.apply(reconf, state, record, history)
                 predicted = self._predict(ran.work, record.actuated.cores_after or ran.cores)
                 record = record.with_(actuated=replace(record.actuated, next_predicted_seconds=predicted))
-                saved = self.recovery.save(program, i, [*history, record])  # rows made only to save
+                saved = self.recovery.save(program, i, [*history, record], state)  # rows made only to save
                 if saved is not None:
                     record = record.with_(recovered=replace(record.recovered or Recovered(),
                                                             checkpoint_saved_seconds=saved))
@@ -297,11 +297,19 @@ class IterationDriver:
         reliable = i % self.checkpoint_interval == 0
         new = program.step(state, i)
         new, rows = self.engine.barrier(new)
-        if reliable:  # a copy in files to rewind to; the run goes on with the frames in memory
-            self.recovery.anchor_at(i, self.engine.secure(new), program.variant, source=new)
-        delta = program.delta(state, new, rows)
+        copy = self.engine.secure(new) if reliable else None  # files to rewind to; the run goes on in memory
+        try:
+            delta = program.delta(state, new, rows)
+        except Exception:
+            if copy is not None:  # the superstep reruns from the anchor before it: this copy is no one's
+                self.engine.discard(copy)
+            raise
         wall = time.perf_counter() - t0
         self.engine.release(state, keep=new)
+        if copy is not None:
+            # only now: a loss in ``delta`` must rewind to the anchor *before* this superstep,
+            # and ``delta`` reads the old state, which may be that anchor's files
+            self.recovery.anchor_at(i, copy, program.variant, source=new)
         snap = self.engine.snapshot()
         log.info("superstep %d: %.3fs, delta=%s, rows=%s", i, wall, delta, rows)
         ran = Ran(i, wall, snap.executors, snap.cores, partitions, delta,
