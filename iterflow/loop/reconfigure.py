@@ -106,7 +106,7 @@ class Reconfigurer:
             if wanted < current:
                 # go on from a copy in files: a removed executor's blocks leave with it (killed),
                 # or move while the next superstep reads them (decommissioned) -- going on with
-                # them there measured no faster (WCC 4 -> 2 -> 1, release_cost_wcc.txt: 1.04x
+                # them there measured no faster (WCC 4 -> 2 -> 1, release_cost_wcc_inmemory.txt: 1.04x
                 # [0.98-1.10] the job) and would risk a rewind on a block not moved in time
                 state = self.recovery.secure(state, i, program.variant)
             secured_seconds = time.perf_counter() - t0

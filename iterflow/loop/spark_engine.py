@@ -72,9 +72,10 @@ class SparkEngine:
 
     def secure(self, state: State) -> State:
         """``state``'s frames copied to the reliable checkpoint dir from the blocks the last
-        barrier kept: one job a frame, reading those blocks (not recomputing the superstep). The copies read their files once, then from memory, and
-        only where read: a rewind, the supersteps after a scale-in, a recomputed result. A
-        frame carried over from a copy is passed through by the next barrier as well."""
+        barrier kept: one job a frame, reading those blocks (not recomputing the superstep).
+        The copies read their files once, then from memory, and only where read: a rewind, the
+        supersteps after a scale-in, a recomputed result. A frame carried over from a copy is
+        passed through by the next barrier as well."""
         frames: dict[str, DataFrame] = {}
         for name, df in state.frames.items():
             copy = self._bounded_stats(df.checkpoint(eager=True)).persist(StorageLevel.MEMORY_AND_DISK)
@@ -128,7 +129,7 @@ class SparkEngine:
     def discard(self, state: State) -> None:
         """Delete the reliable-checkpoint files behind ``state``'s frames (an anchor that a newer
         one replaced), so a long run does not keep every checkpoint it ever wrote, and free
-        the blocks reading them cached (a resumable run's save reads the anchor)."""
+        the blocks reading them cached (a rewind, the supersteps after a scale-in)."""
         for df in state.frames.values():
             try:
                 opt = df._jdf.queryExecution().logical().rdd().getCheckpointFile()
