@@ -59,8 +59,13 @@ def main() -> None:
                          "what-if at other sizes); start: each adaptive run from a static run at its own start size "
                          "(what a user replaying a recorded run under another policy does; static runs are then "
                          "bases, not judged)")
+    ap.add_argument("--ideal-share", type=float, default=0.0,
+                    help="the ideal_share the tables' efficiency runs were made with (default 0: every table "
+                         "recorded before EfficiencyPolicy had it, pareto_stop36w's included)")
     args = ap.parse_args()
     sources = [(t, PARETO if t.startswith("pareto") else {}) for t in args.tables.split(",")] if args.tables else SOURCES
+    sources = [(t, {**o, "efficiency": {**o.get("efficiency", {}), "ideal_share": args.ideal_share}})
+               for t, o in sources]
     out = f"simulator_calibration{'_' + args.tag if args.tag else ''}"
     rows, used = [], []
     all_runs = {name: load(str(RESULTS / name)) for name, _ in sources}

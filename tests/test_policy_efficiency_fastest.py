@@ -38,6 +38,20 @@ def test_efficiency_releases_executors_as_work_shrinks_within_the_bound():
     assert any("gains" in reason and "release to" in reason for _, _, reason in p.log)
 
 
+def test_efficiency_releases_an_executor_gaining_a_small_share_of_its_ideal():
+    """1 + 0.45/e seconds: the third of 3 executors gains 6.5 % (above a 5 % threshold, an
+    eighth of its ideal 50 %), the second 18 % (of an ideal 100 %). Within a 20 % bound, 2
+    executors will do: released with the ideal share, kept 3 by the threshold alone."""
+    m = FakeModel(1.0, 0.45 / 10_000)
+    hist = flat(3, 3, m)
+    share = EfficiencyPolicy(max_executors=4, slowdown_bound=0.2, **QUICK).decide(**H(hist, m))
+    alone = EfficiencyPolicy(max_executors=4, slowdown_bound=0.2, ideal_share=0, **QUICK).decide(**H(hist, m))
+    assert share.executors == 2 and "executor #3 gains 6.5% (pays off from 12.5%: 25% of its ideal 50%)" in share.reason
+    assert alone.executors is None and "executor #3 gains 6.5% (threshold 5%)" in alone.reason
+    with pytest.raises(ValueError):
+        EfficiencyPolicy(max_executors=4, ideal_share=1.0)
+
+
 def test_efficiency_keeps_every_executor_while_they_pay_off():
     m = FakeModel(1.0, 0.01)
     p = EfficiencyPolicy(threshold=0.05, max_executors=16, **QUICK)

@@ -205,12 +205,17 @@ class EfficiencyPolicy(AdaptivePolicy):
     """Release executors whose marginal speedup fell below ``threshold``, within a runtime bound.
 
     For the next superstep (forecast work ``w``) ``t(e)`` is its predicted time at ``e``
-    executors and the *gain* of the ``e``-th executor is ``t(e−1)/t(e) − 1``. The wanted size
-    is the larger of (a) the knee -- the fewest executors above which every further executor
-    gains less than ``threshold`` -- and (b) the fewest executors with
+    executors and the *gain* of the ``e``-th executor is ``t(e−1)/t(e) − 1``. An executor pays
+    off while its gain is at least ``threshold`` *and* at least ``ideal_share`` of what it
+    would gain on linear scaling, ``1/(e−1)``: a fixed threshold alone depends on the scale (5 %
+    is a tenth of the third executor's ideal 50 %, all of the 21st's 5 %) -- WCC's tail kept a
+    third of 3 executors for predicted gains of -3 to 7 % around a 5 % threshold, where 2 ran
+    its supersteps as fast (``pareto_stop36w``); ``ideal_share=0`` is the threshold alone. The
+    wanted size is the larger of (a) the knee -- the fewest executors above which no further
+    executor pays off -- and (b) the fewest executors with
     ``t(e) <= (1 + slowdown_bound)·t(max_executors)``. Holding (b) at every superstep keeps the
     whole run's predicted time within ``1 + slowdown_bound`` of static at the maximum.
-    Dead band: adding executors needs a gain ``>= threshold·(1 + band)`` (or a broken bound,
+    Dead band: adding executors needs a gain ``(1 + band)`` times that (or a broken bound,
     which is urgent); releasing them keeps ``t(e) <= (1 + slowdown_bound·(1 − band))·t(max)``.
     The rescale's price counts inside the bound: a size other than the current one pays its
     measured price (scale-out: :meth:`rescale_cost`; scale-in: :meth:`scale_in_cost`, one superstep
@@ -220,12 +225,13 @@ class EfficiencyPolicy(AdaptivePolicy):
 
     name = "efficiency"
 
-    def __init__(self, *, threshold: float = 0.05, slowdown_bound: float = 0.1, band: float = 0.2,
-                 **common: Any) -> None:
-        if threshold <= 0 or slowdown_bound < 0 or not 0 <= band < 1:
-            raise ValueError("need threshold > 0, slowdown_bound >= 0 and 0 <= band < 1")
+    def __init__(self, *, threshold: float = 0.05, ideal_share: float = 0.25, slowdown_bound: float = 0.1,
+                 band: float = 0.2, **common: Any) -> None:
+        if threshold <= 0 or slowdown_bound < 0 or not 0 <= band < 1 or not 0 <= ideal_share < 1:
+            raise ValueError("need threshold > 0, 0 <= ideal_share < 1, slowdown_bound >= 0 and 0 <= band < 1")
         super().__init__(**common)
         self.threshold, self.slowdown_bound, self.band = threshold, slowdown_bound, band
+        self.ideal_share = ideal_share
 
     def _want(self, ctx: Context) -> Want:
         E = np.arange(self.min_executors, self.max_executors + 1)
@@ -233,25 +239,28 @@ class EfficiencyPolicy(AdaptivePolicy):
         t = ctx.predictor.seconds(E, [w])[:, 0]
         t_max, tc = float(t[-1]), float(ctx.predictor.seconds([ctx.current], [w])[0, 0])
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
+        # what the e-th executor must gain to pay off: the threshold, and its share of the ideal
+        floor = np.maximum(self.threshold, self.ideal_share / np.maximum(E - 1, 1))
         left = max(ctx.forecast.remaining, 1)
         up_price, _ = self.rescale_cost(ctx.history)
         down_price, _ = self.scale_in_prices(ctx.history, E, ctx.current)
         paid = t + np.where(E > ctx.current, up_price, np.where(E < ctx.current, down_price, 0.0)) / left
 
-        def knee(th: float) -> int:
-            return int(E[np.flatnonzero(gain >= th)[-1]])
+        def knee(factor: float) -> int:
+            return int(E[np.flatnonzero(gain >= floor * factor)[-1]])
 
         def within(bound: float) -> int:
             ok = np.flatnonzero(paid <= (1 + bound) * t_max + 1e-12)
             return int(E[ok[0]]) if ok.size else int(E[-1])
 
-        up = max(knee(self.threshold * (1 + self.band)), within(self.slowdown_bound))
-        down = max(knee(self.threshold), within(self.slowdown_bound * (1 - self.band)))
+        up = max(knee(1 + self.band), within(self.slowdown_bound))
+        down = max(knee(1.0), within(self.slowdown_bound * (1 - self.band)))
         k = int(np.clip(ctx.current, E[0], E[-1])) - int(E[0])
         head = (f"next superstep (work {w:.4g}, {ctx.predictor.note}): {tc:.2f}s at {ctx.current} executors, "
                 f"{t_max:.2f}s at max {self.max_executors} (bound {1 + self.slowdown_bound:.2f}x = "
                 f"{(1 + self.slowdown_bound) * t_max:.2f}s); executor #{E[k]} gains {gain[k]:.1%} "
-                f"(threshold {self.threshold:.0%})")
+                + (f"(threshold {self.threshold:.0%})" if E[k] < 2 or floor[k] <= self.threshold else
+                   f"(pays off from {floor[k]:.1%}: {self.ideal_share:.0%} of its ideal {1 / (E[k] - 1):.0%})"))
         if up > ctx.current:
             urgent = tc > (1 + self.slowdown_bound) * t_max
             return Want(up, f"{head}; {up} executors: {t[up - E[0]]:.2f}s", urgent=urgent)
