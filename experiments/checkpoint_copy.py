@@ -22,21 +22,16 @@ whether the labels are the same; then copy / readback paired by rep, median [min
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any, Iterator
 
-import numpy as np
 import pandas as pd
 from pyspark import StorageLevel
 
-from common import rmat
-from harness import RESULTS, Collector, cluster, parse_args, warm_up
+from wcc_ways import plain, side_by_side
 
 from algorithms import WeaklyConnectedComponents
-from iterflow.inputs.graphio import load_graph
 from iterflow.loop.program import State
 from iterflow.loop.spark_engine import SparkEngine
-from iterflow.policies import StaticPolicy
 
 NAME = "checkpoint_copy"
 INTERVAL = 10  # the driver's default checkpoint_interval
@@ -90,52 +85,7 @@ def checkpoint_cost(t: pd.DataFrame) -> float:
     return float(spans.loc[sorted(marked)].sum() - len(marked) * rest.median())
 
 
-def main() -> int:
-    args = parse_args(__doc__, NAME, lambda ap: ap.add_argument("--executors", default="1,4"))
-    sizes = [int(x) for x in args.executors.split(",")]
-    if any(e < 1 or e > args.workers for e in sizes):
-        raise SystemExit(f"--executors {args.executors}: each count must be in 1..{args.workers} (--workers)")
-    t0 = time.time()
-    runs, rows, reference = Collector(), [], None
-    path = rmat(17, 150_000, tail=12) if args.quick else rmat(19, 600_000, tail=30)
-    ways = {"copy": contextlib.nullcontext, "readback": read_back}
-    with cluster(args) as (_, spark, note):
-        g = load_graph(spark, str(path), "edgelist", partitions=args.partitions)
-        warm_up(spark, WeaklyConnectedComponents(g), args)
-        for rep in range(args.reps):
-            for e in sizes:
-                warm_up(spark, WeaklyConnectedComponents(g), args, executors=e)
-                for way in (list(ways) if rep % 2 == 0 else list(ways)[::-1]):
-                    with ways[way]():
-                        run = runs.run(spark, StaticPolicy(), WeaklyConnectedComponents(g), args=args, start=e,
-                                       verbose=False, labels={"experiment": NAME, "job": "wcc", "policy": way,
-                                                              "rep": rep})
-                        labels = run.output.toPandas().set_index("id")["value"].sort_index()
-                    reference = labels if reference is None else reference
-                    cost, same = checkpoint_cost(run.table), bool(labels.equals(reference))
-                    rows.append({"way": way, "executors": e, "rep": rep, "job_seconds": run.job_seconds,
-                                 "checkpoint_seconds": cost, "supersteps": len(run.table), "same_labels": same})
-                    print(f"  {way:8s} at {e}, rep {rep}: {run.job_seconds:5.1f}s, checkpoints +{cost:.2f}s, "
-                          f"{len(run.table)} supersteps, labels {'the same' if same else 'DIFFER'}", flush=True)
-    df = pd.DataFrame(rows)
-    out = [f"== {NAME}: {note}; {args.reps} reps; {path.name}"]
-    for e in sizes:
-        a = df[(df.way == "copy") & (df.executors == e)].set_index("rep")
-        b = df[(df.way == "readback") & (df.executors == e)].set_index("rep")
-        r = (a.job_seconds / b.job_seconds).to_numpy()
-        out.append(f"  at {e} executor(s): copy / readback job seconds {np.median(r):.2f}x [{r.min():.2f}-{r.max():.2f}]"
-                   f" ({a.job_seconds.median():.1f}s vs {b.job_seconds.median():.1f}s); the checkpoints added "
-                   f"{a.checkpoint_seconds.median():.2f}s vs {b.checkpoint_seconds.median():.2f}s (median)")
-    out.append(f"  labels identical in every run: {bool(df.same_labels.all())}")
-    out.append(f"{time.time() - t0:.0f}s")
-    print("\n".join(out))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = "_quick" if args.quick else ""
-    df.to_csv(RESULTS / f"{NAME}{tag}.csv", index=False)
-    pd.concat(runs.tables).to_csv(RESULTS / f"{NAME}{tag}_supersteps.csv", index=False)
-    (RESULTS / f"{NAME}{tag}.txt").write_text("\n".join(out) + "\n")
-    return 0 if df.same_labels.all() else 1
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(side_by_side(__doc__, NAME, {"copy": (WeaklyConnectedComponents, plain),
+                                                  "readback": (WeaklyConnectedComponents, read_back)},
+                                  {"checkpoint_seconds": checkpoint_cost}))

@@ -157,9 +157,7 @@ class Recovery:
             self.anchor_at(superstep, copy, variant, source=state)
         if copy is state:
             return state
-        self.engine.release(state, keep=copy)
-        if self.anchor is not None and self.anchor.source is state:
-            self.anchor.source = None  # freed: the anchor is read from its files from now on
+        self.engine.release(state, keep=copy)  # the save sees the run moved on (Recovery.save)
         return copy
 
     def save(self, program: IterativeProgram, superstep: int, history: Sequence[SuperstepRecord],
