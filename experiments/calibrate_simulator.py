@@ -158,7 +158,7 @@ def from_profile(profile: Any) -> Params:
     from iterflow.model.contention import fit
 
     params = learn([profile.records()])
-    slow = fit([profile.task_seconds], walls=profile.steady_walls())
+    slow = fit([profile.tasks()], walls=profile.steady_walls())
     how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
     return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead, contention_sizes=slow.sizes,
                    contention_walls=slow.walls,

@@ -131,7 +131,7 @@ def main() -> int:
         slow, priced, calibrated = None, [], "not calibrated (--cluster-profile none): no task slow-down known"
         if args.cluster_profile == "calibrate":  # what `iterflow cluster calibrate` measures, this session
             found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
-            slow, priced = fit([found.task_seconds], walls=found.steady_walls()), found.records()
+            slow, priced = fit([found.tasks()], walls=found.steady_walls()), found.records()
             calibrated = describe(found, sizes=range(1, W + 1))
             print(calibrated, flush=True)
             RESULTS.mkdir(parents=True, exist_ok=True)  # what the simulator's calibration may learn from

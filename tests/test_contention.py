@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from iterflow.loop.records import Ran, Stats, SuperstepRecord
@@ -172,3 +173,26 @@ def test_a_warm_start_keeps_what_the_calibration_said_of_each_sizes_speed():
     model.observe_many([(1.0, 1.0, 2.0, "[]"), (4.0, 1.0, 1.0, "[]")])
     assert model.contention.walls == walls
 
+
+
+def test_one_job_with_short_and_long_tasks_tells_a_fixed_cost_from_a_stretch():
+    """The calibration job alone (one program): its stages run 5-110 ms tasks. Every task at m
+    slots takes a(m)·d + b(m); paired quantile by quantile, its tasks give both terms, where a
+    mean per superstep gave one stretch that read a 10 ms task's slow-down far short."""
+    truth = {1: (1.0, 0.0), 2: (1.08, 0.003), 3: (1.16, 0.009), 4: (1.26, 0.016)}
+    base = [0.005, 0.006, 0.008, 0.012, 0.03, 0.09, 0.1, 0.11]  # one superstep's tasks at 1 slot
+
+    def job():
+        out = []
+        for m, (a, b) in truth.items():
+            tasks = [a * d + b for d in base]
+            out += [SuperstepRecord(Ran(i, 0.3 + sum(tasks) / m, m, m, len(tasks), work=100.0),
+                                    stats=Stats(stage_tasks=stages(tasks))) for i in range(1, 6)]
+        return out
+    c = learn([job()])
+    for m, (a, b) in truth.items():
+        assert c.terms(m) == pytest.approx((a, b), rel=0.02, abs=1e-4)
+    short = 0.012 * truth[3][0] + truth[3][1]  # a 12 ms task at 1 slot, measured at 3
+    assert c.task(short, 3, 2) == pytest.approx(0.012 * truth[2][0] + truth[2][1], rel=0.02)
+    means = fit([{m: [float(np.mean([a * d + b for d in base]))] * 4 for m, (a, b) in truth.items()}])
+    assert means.task(short, 3, 2) > 1.1 * c.task(short, 3, 2)  # the stretch alone: a release 3 -> 2 under-read

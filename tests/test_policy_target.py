@@ -180,10 +180,33 @@ def test_target_out_of_reach_goes_to_the_earliest_predicted_finish_not_the_maxim
     m = Hump()
     p = TargetPolicy(30, max_executors=16, max_iterations=10, **QUICK)
     r = p.decide(**H(flat(2, 2, m), m))
-    assert r.executors == 7 and "earliest predicted finish" in r.reason and "urgent" in r.reason
+    # 7 finishes first (8 x 29.3 s + 10 s); 6 within 2 % of it (8 x 29.7 s + 10 s) for fewer
+    # executor-seconds: tied for the earliest, the cheaper
+    assert r.executors == 6 and "earliest predicted finish 354.3s at 7 executors" in r.reason
+    assert "6 executors finish 357.3s, within 2% of it" in r.reason and "urgent" in r.reason
     # the rescale's price counts: a near-equal finish elsewhere does not pay for a pause
     p2 = TargetPolicy(30, max_executors=16, max_iterations=3, rescale_seconds=1e6, **QUICK)
     assert p2.decide(**H(flat(2, 6, m), m)).executors is None
+
+
+def test_target_out_of_reach_does_not_double_the_executors_for_a_finish_within_the_tie():
+    """Stop 36w's WCC replayed: out of reach, 4 executors predicted 0.4 % earlier than the 2 it
+    runs on. Tied for the earliest finish: it keeps 2 (no rescale, half the executor-seconds);
+    where 4 finishes clearly first, it goes there."""
+    class Flat(FakeModel):
+        def __init__(self, gain: float) -> None:
+            super().__init__(1.0, 0.01)
+            self.gain = gain
+
+        def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+            return 20.0 if scale_out < 2 else 10.0 * (1 - self.gain) if scale_out >= 4 else 10.0
+
+    near, far = Flat(0.004), Flat(0.2)
+    for m, want in ((near, None), (far, 4)):
+        p = TargetPolicy(30, max_executors=4, max_iterations=10, rescale_seconds=0, **QUICK)
+        r = p.decide(**H(flat(2, 2, m), m))
+        assert r.executors == want, r.reason
+        assert "earliest predicted finish" in r.reason and "misses the target" in r.reason
 
 
 def test_target_counts_barrier_seconds_in_elapsed():

@@ -70,8 +70,10 @@ def test_a_short_delay_still_scales_out_and_a_run_measured_delay_comes_first():
     hist = [row(i, 2, wall=51.0) for i in (1, 2, 3)]
     p = TargetPolicy(160, max_executors=16, max_iterations=12, rescale_seconds=0, **QUICK)
     p.learn_rescales(pd.DataFrame([dict(r, wall_seconds=r["wall_seconds"] * 10) for r in scale_out_run()]))
-    # 9 supersteps left (459 s at 2): 231 s of them at 2, the rest at the new size -- still the earliest
-    assert p.decide(**H(hist, m)).executors == 16
+    # 9 supersteps left (459 s at 2): 231 s of them at 2, the rest at the new size -- still the
+    # earliest (16), or within 2 % of it for fewer executor-seconds (pads.EARLIEST_TIE)
+    r = p.decide(**H(hist, m))
+    assert r.executors is not None and r.executors >= 14 and "earliest predicted finish" in r.reason, r.reason
     own = scale_out_run()[:4]  # this run's own scale-out registered in 24 s
     r = p.decide(**H(own, m))
     assert "executors register ~24.0s after asked (1 seen)" in r.reason

@@ -9,8 +9,9 @@ warm ones), so the sizes differ by what sharing the cluster costs and not by how
 Measured (stop 29): climbing 1 -> 4 instead, the same 2-executor supersteps ran 116-123 ms tasks
 early and 68-80 ms once warm, and size 3 came out slower than 4. From its records, kept in the cluster's profile
 (:mod:`iterflow.cluster.profile`), a later run on the cluster learns what is the cluster's and
-not its program's: how much longer the same tasks take at more executors (the mean task seconds
-of each size's steady supersteps, past the executors' warm-up learned from the same records)
+not its program's: how much longer the same tasks take at more executors (every task of each
+size's steady supersteps, past the executors' warm-up learned from the same records; their
+quantiles tell a fixed cost per task from a stretch, :func:`iterflow.model.contention.quantile_pairs`)
 and what a rescale costs -- registration, pause, the cold supersteps of fresh executors and of a
 release (:meth:`iterflow.policies.prices.RescalePrices.learn_rescales`), all measured the way a
 policy's own rescales are.
@@ -158,7 +159,8 @@ def measure(spark: Any, cluster: str, max_executors: int, *, partitions: int | N
     steady = measured_steady(res.records, measured, warm)
     seen = row_task_seconds(model_rows(steady, 0))
     for slots, tasks in sorted(seen.items()):
-        say(f"  {slots:g} slot(s): mean task {np.mean(tasks) * 1e3:.0f} ms over {len(tasks)} steady supersteps")
+        say(f"  {slots:g} slot(s): median task {np.median(tasks) * 1e3:.0f} ms over {len(tasks)} tasks of steady "
+            "supersteps")
     if script.skipped:
         say(f"  the cluster did not give {', '.join(map(str, script.skipped))} executor(s) within "
             f"{script.patience:.0f}s: not measured")
@@ -182,15 +184,18 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
     """The profile, the contention and the rescale prices it gives, as a user reads it."""
     from iterflow.model.contention import fit
 
-    c = fit([profile.task_seconds], walls=profile.steady_walls())
-    base = min(profile.sizes) if profile.sizes else 1.0
-    d0 = float(np.median(profile.task_seconds[base])) if profile.sizes else 1.0
+    tasks = profile.tasks()
+    c = fit([tasks], walls=profile.steady_walls())
+    base = min(tasks) if tasks else 1.0
+    d0 = float(np.median(tasks[base])) if tasks else 1.0
     at = ", ".join(f"{s:g}: {c.task(d0, base, s) / d0:.2f}x" for s in sizes)
+    terms = "; per size a task of d seconds at the smallest takes " + ", ".join(
+        f"{m:g}: {a:.2f}·d + {b * 1e3:.0f} ms" for m, a, b in c.sizes[1:]) if len(c.sizes) > 1 else ""
     walls = ", ".join(f"{s:g}: {w:.2f}s" for s, w in c.walls)
     return (f"cluster {profile.cluster!r}: measured {profile.measured_at} in {profile.seconds:.0f}s "
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
-            f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; a task of {base:g} slot(s) "
-            f"takes at {at}" + (f"; a steady superstep (median) at {walls}" if walls else "")
+            f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; the median task of {base:g} "
+            f"slot(s) ({d0 * 1e3:.0f} ms) takes at {at}{terms}" + (f"; a steady superstep (median) at {walls}" if walls else "")
             + _prices(profile.records()))
 
 

@@ -243,8 +243,8 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
     try:
         calibrated = profile.load(key)
         if calibrated is not None:
-            jobs.append(calibrated.task_seconds)
             rows = calibrated.records()
+            jobs.append(calibrated.tasks(rows))
             seen += rows
             walls = calibrated.steady_walls(rows)
     except InputError as exc:  # a broken profile file: say so, run on what the store has

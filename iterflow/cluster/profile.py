@@ -32,8 +32,9 @@ def profiles_file() -> Path:
 
 @dataclass(frozen=True)
 class ClusterProfile:
-    """``task_seconds``: executors' slots -> mean task seconds of the calibration job's
-    steady-state supersteps (the form :func:`iterflow.model.contention.fit` takes)."""
+    """``task_seconds``: executors' slots -> the calibration job's task seconds in its steady
+    supersteps (every task; a profile written before stop 37 kept a mean per superstep --
+    :meth:`tasks` reads every task off its ``supersteps`` then)."""
 
     cluster: str
     task_seconds: dict[float, list[float]]
@@ -63,6 +64,20 @@ class ClusterProfile:
             if r.wall_seconds > 0 and r.ran.cores:
                 out.setdefault(float(r.ran.cores), []).append(float(r.wall_seconds))
         return out
+
+    def tasks(self, rows: list[Any] | None = None) -> dict[float, list[float]]:
+        """``slots -> [task seconds]`` of the measured steady supersteps, the form
+        :func:`iterflow.model.contention.fit` takes: every task, re-read from the calibration
+        run's records where the profile kept them, so an older profile's per-superstep means
+        do not hide the short tasks from the long (:func:`~iterflow.model.contention.quantile_pairs`)."""
+        from iterflow.loop.records import model_rows
+        from iterflow.model.contention import row_task_seconds
+
+        rows = self.records() if rows is None else rows
+        measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
+        steady = measured_steady(rows, measured, int(self.notes.get("warmup_supersteps", 1) or 1))
+        found = row_task_seconds(model_rows(steady, 0)) if steady else {}
+        return found or self.task_seconds
 
     @property
     def sizes(self) -> list[float]:

@@ -15,7 +15,7 @@ from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
 from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
-from iterflow.policies.pads import release_pad
+from iterflow.policies.pads import EARLIEST_TIE, release_pad
 
 
 class TargetPolicy(AdaptivePolicy):
@@ -106,12 +106,17 @@ class TargetPolicy(AdaptivePolicy):
                                f"still finish {elapsed + paid[k]:.1f}s, {e * T[k]:.0f} executor-seconds "
                                f"({priced})", prompt=True, priced=True)
             if k is None:
-                # Out of reach even at the most: go where the run is predicted to end first.
-                k = int(np.argmin(paid))
+                # Out of reach even at the most: go where the run is predicted to end first --
+                # the cheapest of the sizes tied for it (EARLIEST_TIE)
+                first = int(np.argmin(paid))
+                k = cheapest(float(paid[first]) * (1 + EARLIEST_TIE))
+                k = first if k is None else k
                 most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
+                tie = (f"; {E[k]} executors finish {elapsed + paid[k]:.1f}s, within {EARLIEST_TIE:.0%} of it for "
+                       f"{E[k] * T[k]:.0f} executor-seconds, not {E[first] * T[first]:.0f}") if k != first else ""
                 return Want(int(E[k]), f"{head}; misses the target by the {self.margin:.0%} margin even at "
-                                       f"{most}: earliest predicted finish {elapsed + paid[k]:.1f}s at "
-                                       f"{E[k]} executors ({priced})", urgent=True, priced=True)
+                                       f"{most}: earliest predicted finish {elapsed + paid[first]:.1f}s at "
+                                       f"{E[first]} executors{tie} ({priced})", urgent=True, priced=True)
             e = int(E[k])
             # behind: act now -- each barrier waited for makes the miss larger
             return Want(e, f"{head}; {e} executors: finish {elapsed + paid[k]:.1f}s, "

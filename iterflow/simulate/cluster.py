@@ -86,14 +86,15 @@ PRIORS = {"register_seconds": 10.0, "remove_seconds": 5.0, "relayout_seconds": 1
 
 
 def task_seconds(runs: Sequence[RecordedRun]) -> dict[float, list[float]]:
-    """``slots -> [mean task seconds]`` over the steady steps of one job's recorded runs (not the
-    first, not the first at a new size), from their stage_tasks or quantile sketches."""
+    """``slots -> [task seconds]`` over the steady steps of one job's recorded runs (not the
+    first, not the first at a new size), from their stage_tasks or quantile sketches: every task,
+    as :func:`iterflow.model.contention.task_seconds` (their quantiles are paired)."""
     out: dict[float, list[float]] = {}
     for run in runs:
         for prev, step in zip(run.steps, run.steps[1:]):
-            tasks = [t for st in step.stages for t in st]
+            tasks = [float(t) for st in step.stages for t in st]
             if prev.executors == step.executors and tasks:
-                out.setdefault(float(step.cores), []).append(float(np.mean(tasks)))
+                out.setdefault(float(step.cores), []).extend(tasks)
     return out
 
 
