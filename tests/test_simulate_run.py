@@ -230,3 +230,25 @@ def test_a_converged_run_is_replayed_without_its_superstep_count_as_bound():
     assert plan_of(at_bound).max_iterations == len(at_bound.steps)
     fixed = runs_of(df.assign(remaining_estimated=False), "fixed.csv")[0]
     assert plan_of(fixed).max_iterations == len(fixed.steps) and plan_of(fixed).tol is None
+
+
+def test_a_withdrawn_scale_out_is_not_waited_for(tmp_path):
+    """The driver lowers its request when a policy withdraws a scale-out (stop 36w replayed:
+    the simulator kept the withdrawn executors coming, and the run went to 4 at superstep 18 where
+    it had asked for 2 since superstep 5). Asked 1 -> 4 at barrier 1 (executors take 10 s),
+    withdrawn at barrier 2 (back to the 1 it runs on): none is waited for."""
+    import sys
+
+    from iterflow.policies.base import Reconfiguration
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakes import ScriptedPolicy
+
+    run = load(str(record(tmp_path, [[1.0] * 8], n=8, outside=0.0)))[0]
+    asked = {1: Reconfiguration(executors=4, reason="up"), 2: Reconfiguration(executors=1, reason="withdraw")}
+    sim = simulate(run, ScriptedPolicy(asked), 1, 1, Params(10.0, 0.0, 0.0, 0.0))
+    assert [r.executors for r in sim.records] == [1] * 8
+    assert sim.records[1].actuated.executors_pending == 0
+    kept = simulate(run, ScriptedPolicy({1: asked[1]}), 1, 1, Params(10.0, 0.0, 0.0, 0.0))
+    assert [r.executors for r in kept.records][-1] == 4  # not withdrawn: all four come
+

@@ -263,6 +263,13 @@ def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[fl
         else:
             act = Actuated(asked, E, executors_pending=len(joins))
         want = None
+    if want is not None and asked is not None and E <= want < asked:
+        # a withdraw (the request lowered while executors are starting): those not needed are not
+        # waited for (the driver lowers the request; one that registers anyway it releases later)
+        joins = sorted(joins)[:want - E]
+        asked = want if joins else None
+        act = Actuated(want, E, 0.0, cores_after=E * cores, executors_pending=len(joins))
+        want = None
     if want is not None and want < E:
         # relayout_seconds is charged at every scale-in, also where the partition count stays (the
         # loop relays out only where it changes): it stands in for the removed executors' cached
