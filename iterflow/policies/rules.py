@@ -34,7 +34,8 @@ class TargetPolicy(AdaptivePolicy):
       at once (``prompt``: no warm-up wait, no hysteresis -- uncertainty is a reason to act
       early; a cold superstep after a rescale still gets its cooldown); if none keeps the
       margin, the cheapest that still meets the target; if none does, the target is out of
-      reach: to the count with the earliest predicted finish (urgent: no cooldown either; the
+      reach: to the count with the earliest predicted finish, or the cheapest within
+      :data:`~iterflow.policies.pads.EARLIEST_TIE` of it (urgent: no cooldown either; the
       reason says so);
     * scale in when ahead, ``T(current) < left / (1 + min(slack, margin + err))``, to the
       cheapest count with ``T(e)·(1 + pad) <= left / (1 + margin)``, its price included
