@@ -9,12 +9,13 @@ That slow-down is a property of the cluster, not of the job, so it is learned fr
 runs of *any* program on the same cluster and applied to a job only ever seen at one size.
 Two terms, since both happen: a shared CPU stretches every task in proportion, remote shuffle
 reads and a busier scheduler add a fixed cost to each task. Measured at each size ``m`` the
-cluster ran, across the jobs seen there (each job's median task at ``m`` against its smallest
-size ``m0``):
+cluster ran, across the jobs seen there (each job's task quantiles at ``m`` against the same
+quantiles at its smallest size ``m0``, :func:`quantile_pairs`):
 
     task at m = a(m) x task at m0 + b(m)
 
--- ``a`` alone when the jobs' tasks are all of one length (one job cannot tell the terms apart);
+-- ``a`` alone when the tasks paired are all of one length (then the terms cannot be told apart;
+one job whose stages run short and long tasks tells them, as the calibration job does);
 between measured sizes ``a`` and ``b`` are interpolated in log scale-out; beyond the largest
 measured size ``M`` they grow by the power law fitted over every pair, ``a(M)·(m / M) ** beta``
 and ``b(M) + overhead x (m − M)``; with fewer than two sizes measured it is that power law
@@ -218,10 +219,11 @@ def quantile_pairs(seen: dict[float, list[float]]) -> list[tuple[float, float, f
     quantiles at :data:`QUANTILES`, paired level by level. Why quantiles and not one mean: if
     every task at ``m`` takes ``a·d + b`` for its ``d`` at ``m0``, the quantiles map the same way
     (the map is increasing), so one job whose tasks run 5-110 ms tells ``b`` from ``a``. On the
-    emulated cluster the calibration job's means alone read a(3) = 1.27, b = 0; its quantiles
-    1.22 and 8 ms -- which put WCC's 12-27 ms tail tasks at 3 slots within 10 % where the
-    mean's stretch read them 40 % short, and kept ``efficiency`` at 3 executors where 2 ran the
-    tail as fast (pareto_stop36e). Per-superstep means (profiles written before) pair as
+    emulated cluster (pareto_stop36e's profile) the calibration job's means alone read a = 1.11,
+    1.36, 1.72 at 2, 3, 4 slots, b = 0; its quantiles 1.08·d + 3 ms, 1.16·d + 9 ms, 1.26·d +
+    16 ms -- which put WCC's tail tasks (12 ms at 1 slot) at 2-4 slots within ~10 %, where the
+    stretch alone read a release 3 -> 2 as a 1.2x speed-up of them against the 1.5x measured,
+    and kept ``efficiency`` at 3 executors where 2 ran the tail as fast. Per-superstep means (profiles written before) pair as
     before: their quantiles hardly spread."""
     per = {float(s): np.asarray(v, float) for s, v in seen.items() if len(v)}
     per = {s: v[v > 0] for s, v in per.items() if np.any(v > 0)}
@@ -235,8 +237,8 @@ def quantile_pairs(seen: dict[float, list[float]]) -> list[tuple[float, float, f
 
 def per_size(points: Sequence[tuple[float, float, float, float]]) -> tuple[tuple[float, float, float], ...]:
     """``(slots, a, b)`` at each size measured from the smallest one, by least squares in relative
-    error over the jobs seen there: ``a`` alone (their ratio's geometric mean) unless the jobs'
-    base tasks differ by 2x or more, ``b >= 0``. Sizes above another base than the smallest are
+    error over the pairs seen there: ``a`` alone (their ratio's geometric mean) unless the paired
+    base tasks (quantiles, of one job or several) differ by 2x or more, ``b >= 0``. Sizes above another base than the smallest are
     left to the power law."""
     if not points:
         return ()
