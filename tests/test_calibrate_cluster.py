@@ -28,9 +28,10 @@ def test_calibration_measures_tasks_at_every_size_and_prices_rescales(spark, tmp
     slots = {float(s) for s in found.task_seconds}
     assert len(slots) == 2, found.task_seconds  # 1 and 2 executors, in slots
     # a warm-up at 2, then 5 supersteps at 2, at 1 (measured), at 2 again: the cold ones feed nothing
-    assert all(v and all(t > 0 for t in v) for v in found.task_seconds.values()), found.task_seconds
+    # every task of the measured supersteps (whole ms: a short one can read 0)
+    assert all(v and all(t >= 0 for t in v) and max(v) > 0 for v in found.task_seconds.values()), found.task_seconds
     assert fit([found.task_seconds]).pairs == 1
-    assert len(said) == 2 and all("mean task" in s for s in said)
+    assert len(said) == 2 and all("median task" in s and "tasks of steady supersteps" in s for s in said)
     again = ClusterProfile.from_dict(found.to_dict())  # as the profile file keeps it
     rec = again.records()
     sizes = [r.executors for r in rec]

@@ -196,3 +196,37 @@ def test_one_job_with_short_and_long_tasks_tells_a_fixed_cost_from_a_stretch():
     assert c.task(short, 3, 2) == pytest.approx(0.012 * truth[2][0] + truth[2][1], rel=0.02)
     means = fit([{m: [float(np.mean([a * d + b for d in base]))] * 4 for m, (a, b) in truth.items()}])
     assert means.task(short, 3, 2) > 1.1 * c.task(short, 3, 2)  # the stretch alone: a release 3 -> 2 under-read
+
+
+def test_tasks_of_0_ms_are_paired_and_a_size_of_few_tasks_pairs_its_median():
+    """Durations are whole ms: at the faster size more short tasks read 0. They stay in the
+    quantiles (dropped, they shift one side's levels: the short tasks' slow-down reads low); a
+    size with few tasks gives its median only, never nine interpolated points."""
+    from iterflow.model.contention import quantile_pairs
+
+    base = [0.0] * 30 + [0.004] * 30 + [0.05] * 40  # 1 slot: 30 tasks of 0 ms (ms rounding)
+    at2 = [1.05 * d + 0.002 for d in base]  # every task 1.05·d + 2 ms
+    pairs = quantile_pairs({1.0: base, 2.0: at2})
+    assert pairs and all(q0 > 0 and q > 0 for _, q0, _, q in pairs)  # a 0 pairs nothing, and shifts nothing
+    assert len(pairs) == 7  # the levels 0.1-0.3 read 0 ms at 1 slot
+    assert all(q == pytest.approx(1.05 * q0 + 0.002) for _, q0, _, q in pairs)  # the levels line up
+    few = quantile_pairs({1.0: base, 2.0: [0.006, 0.008, 0.06]})
+    assert [(m, round(q, 3)) for _, _, m, q in few] == [(2.0, 0.008)]  # the medians alone
+
+
+def test_a_profile_written_before_reads_every_task_off_its_records():
+    """Profiles written before stop 37 kept a mean per superstep; their records hold every task."""
+    from iterflow.cluster.profile import ClusterProfile
+    from iterflow.loop.records import table
+
+    rows = run_shaped({1: 1.0, 2: 1.1}, task=0.05)  # 5 supersteps at 1 then 5 at 2, 8 tasks each
+    rows = [r.with_(ran=Ran(r.superstep + (5 if r.executors == 2 else 0), r.wall_seconds, r.executors,
+                            r.ran.cores, 8, work=100.0)) for r in rows]  # one run: numbers go on
+    old = ClusterProfile("c", {1.0: [0.05] * 3, 2.0: [0.055] * 3}, notes={"warmup_supersteps": 1,
+                         "measured_supersteps": list(range(1, 11))},
+                         supersteps=table(rows).to_dict("records"))
+    tasks = old.tasks()
+    assert sorted(tasks) == [1.0, 2.0] and len(tasks[1.0]) == len(tasks[2.0]) == 4 * 8  # past each size's warm-up
+    assert tasks[2.0][0] == pytest.approx(0.055)
+    bare = ClusterProfile("c", {1.0: [0.05], 2.0: [0.055]})  # no records kept: what it stored
+    assert bare.tasks() == bare.task_seconds

@@ -249,6 +249,9 @@ def test_a_withdrawn_scale_out_is_not_waited_for(tmp_path):
     sim = simulate(run, ScriptedPolicy(asked), 1, 1, Params(10.0, 0.0, 0.0, 0.0))
     assert [r.executors for r in sim.records] == [1] * 8
     assert sim.records[1].actuated.executors_pending == 0
+    lowered = {1: asked[1], 2: Reconfiguration(executors=2, reason="fewer")}  # 4 asked, then 2: one comes
+    part = simulate(run, ScriptedPolicy(lowered), 1, 1, Params(10.0, 0.0, 0.0, 0.0))
+    assert part.records[1].actuated.executors_pending == 1 and max(r.executors for r in part.records) == 2
     kept = simulate(run, ScriptedPolicy({1: asked[1]}), 1, 1, Params(10.0, 0.0, 0.0, 0.0))
     assert [r.executors for r in kept.records][-1] == 4  # not withdrawn: all four come
 

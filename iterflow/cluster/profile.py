@@ -77,7 +77,9 @@ class ClusterProfile:
         measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
         steady = measured_steady(rows, measured, int(self.notes.get("warmup_supersteps", 1) or 1))
         found = row_task_seconds(model_rows(steady, 0)) if steady else {}
-        return found or self.task_seconds
+        # all sizes re-read or none: one job's sizes pair quantile by quantile, every task against
+        # every task (a mean per superstep against every task would read as a slow-down)
+        return found if found and set(found) >= set(self.task_seconds) else self.task_seconds
 
     @property
     def sizes(self) -> list[float]:

@@ -169,8 +169,9 @@ def learn(jobs: Iterable[Sequence[SuperstepRecord]], bounds: tuple[float, float]
 
 def fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float] = BETA_BOUNDS,
         walls: dict[float, list[float]] | None = None) -> Contention:
-    """:func:`learn` from ``slots -> [mean task seconds]`` per job (from records, or from the
-    simulator's recorded steps where a table kept only quantile sketches); ``walls``: ``slots ->
+    """:func:`learn` from ``slots -> [task seconds]`` per job (every task, from records or the
+    simulator's recorded steps where a table kept only quantile sketches; per-superstep means in
+    profiles written before stop 37); ``walls``: ``slots ->
     [steady superstep seconds]`` of one job at several sizes (the cluster's calibration job),
     which :meth:`Contention.fastest` goes by."""
     found = _fit(jobs, bounds)
@@ -192,7 +193,9 @@ def _fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float]) 
     if not points:
         return Contention()
     b0, d0, m, d = (np.array(c, float) for c in zip(*points))
-    told = len({(float(x), float(y)) for x, y in zip(m, d0)}) > 1  # two sizes, or two task lengths
+    # two sizes, or short and long tasks (per_size's test): one size pair of one task length leaves the
+    # split between the two terms to noise
+    told = len(set(m.tolist())) > 1 or d0.max() >= 2 * d0.min()
     best = (math.inf, 0.0, 0.0)
     for beta in np.round(np.arange(bounds[0], bounds[1] + 1e-9, 0.01), 2):
         scaled, extra = d0 * (m / b0) ** beta, m - b0
@@ -210,8 +213,10 @@ def _fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float]) 
                       f"earlier job{'s' if used != 1 else ''} on this cluster", per_size(points))
 
 
-#: the levels at which one job's tasks at two sizes are paired (:func:`quantile_pairs`)
+#: the levels at which one job's tasks at two sizes are paired (:func:`quantile_pairs`), from
+#: at least MIN_TASKS tasks at both (else their medians alone)
 QUANTILES = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2))
+MIN_TASKS = 10
 
 
 def quantile_pairs(seen: dict[float, list[float]]) -> list[tuple[float, float, float, float]]:
@@ -223,16 +228,24 @@ def quantile_pairs(seen: dict[float, list[float]]) -> list[tuple[float, float, f
     1.36, 1.72 at 2, 3, 4 slots, b = 0; its quantiles 1.08·d + 3 ms, 1.16·d + 9 ms, 1.26·d +
     16 ms -- which put WCC's tail tasks (12 ms at 1 slot) at 2-4 slots within ~10 %, where the
     stretch alone read a release 3 -> 2 as a 1.2x speed-up of them against the 1.5x measured,
-    and kept ``efficiency`` at 3 executors where 2 ran the tail as fast. Per-superstep means (profiles written before) pair as
-    before: their quantiles hardly spread."""
+    and kept ``efficiency`` at 3 executors where 2 ran the tail as fast. Per-superstep means
+    (profiles written before) hardly spread: their pairs give the stretch alone, as one mean did."""
     per = {float(s): np.asarray(v, float) for s, v in seen.items() if len(v)}
-    per = {s: v[v > 0] for s, v in per.items() if np.any(v > 0)}
+    per = {s: v[np.isfinite(v) & (v >= 0)] for s, v in per.items()}
+    per = {s: v for s, v in per.items() if v.size and v.max() > 0}
     if len(per) < 2:
         return []
     base = min(per)
-    q0 = np.quantile(per[base], QUANTILES)
-    return [(base, float(a), s, float(b)) for s, v in sorted(per.items()) if s != base
-            for a, b in zip(q0, np.quantile(v, QUANTILES))]
+    out = []
+    for s, v in sorted(per.items()):
+        if s == base:
+            continue
+        # every task, zeros too (durations are whole ms: more round to 0 at the faster size, and
+        # leaving them out would shift one side's levels); a size of few tasks pairs its median
+        levels = QUANTILES if min(v.size, per[base].size) >= MIN_TASKS else (0.5,)
+        out += [(base, float(a), s, float(b)) for a, b in zip(np.quantile(per[base], levels), np.quantile(v, levels))
+                if a > 0 and b > 0]
+    return out
 
 
 def per_size(points: Sequence[tuple[float, float, float, float]]) -> tuple[tuple[float, float, float], ...]:

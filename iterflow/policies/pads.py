@@ -28,8 +28,9 @@ HORIZON_ERROR = 0.15
 # read 2 at 0.84 s a superstep where static-2 ran 0.74 s.
 UNSEEN_ERROR = 0.1
 
-# Where the target is out of reach, sizes whose predicted finish is within this of the earliest
-# count as tied for it, and the cheapest of them is taken. Why: the model's error is 10-20 %; a
+# Where the target is out of reach, sizes whose predicted rest of the run is within this of the
+# earliest finisher's count as tied for it, and the cheapest of them is taken (not below the size
+# the run is at, unless the earliest is). Why: the model's error is 10-20 %; a
 # 0.4 % earlier finish is no reason to double the executors. Replayed on stop 36w's WCC (the
 # simulator from the static-2 run, a 23.8 s target), ``target`` went 2 -> 4 for a predicted 24.8 s
 # against 24.9 s at 2, and ran the tail's short tasks slower there.

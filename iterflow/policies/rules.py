@@ -34,8 +34,8 @@ class TargetPolicy(AdaptivePolicy):
       at once (``prompt``: no warm-up wait, no hysteresis -- uncertainty is a reason to act
       early; a cold superstep after a rescale still gets its cooldown); if none keeps the
       margin, the cheapest that still meets the target; if none does, the target is out of
-      reach: to the count with the earliest predicted finish, or the cheapest within
-      :data:`~iterflow.policies.pads.EARLIEST_TIE` of it (urgent: no cooldown either; the
+      reach: to the count with the earliest predicted finish, or the cheapest whose rest of the
+      run is within :data:`~iterflow.policies.pads.EARLIEST_TIE` of its (urgent: no cooldown either; the
       reason says so);
     * scale in when ahead, ``T(current) < left / (1 + min(slack, margin + err))``, to the
       cheapest count with ``T(e)·(1 + pad) <= left / (1 + margin)``, its price included
@@ -108,12 +108,15 @@ class TargetPolicy(AdaptivePolicy):
                                f"({priced})", prompt=True, priced=True)
             if k is None:
                 # Out of reach even at the most: go where the run is predicted to end first --
-                # the cheapest of the sizes tied for it (EARLIEST_TIE)
+                # the cheapest of the sizes tied for it
                 first = int(np.argmin(paid))
-                k = cheapest(float(paid[first]) * (1 + EARLIEST_TIE))
+                # tied: the rest of the run within EARLIEST_TIE of the earliest's (the model errs on
+                # the rest, not on what ran); never below where the run is unless the earliest is (a
+                # scale-in while behind would skip a release's pads)
+                k = cheapest(float(paid[first]) * (1 + EARLIEST_TIE), least=min(ctx.current, int(E[first])))
                 k = first if k is None else k
                 most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
-                tie = (f"; {E[k]} executors finish {elapsed + paid[k]:.1f}s, within {EARLIEST_TIE:.0%} of it for "
+                tie = (f"; {E[k]} executors finish {elapsed + paid[k]:.1f}s, the rest within {EARLIEST_TIE:.0%} for "
                        f"{E[k] * T[k]:.0f} executor-seconds, not {E[first] * T[first]:.0f}") if k != first else ""
                 return Want(int(E[k]), f"{head}; misses the target by the {self.margin:.0%} margin even at "
                                        f"{most}: earliest predicted finish {elapsed + paid[first]:.1f}s at "

@@ -133,7 +133,7 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
              "cold_factor": (median(cold), len(cold), "cold supersteps' cold_seconds / rest, after scale-outs"),
              "cold_in_factor": (median(cold_in), len(cold_in), "cold supersteps' cold_seconds / rest, after scale-ins")}
     slow = fit_contention([task_seconds(j) for j in jobs or []])
-    what = "size pairs of recorded jobs (task seconds against the job's smallest size)"
+    what = "size pairs of recorded jobs (task quantiles against the job's smallest size's)"
     found["contention_beta"] = (slow.beta if slow.pairs else None, slow.pairs, what)
     found["contention_overhead"] = (slow.overhead if slow.pairs else None, slow.pairs, what)
     values, sources = {}, {}
