@@ -155,10 +155,9 @@ def from_profile(profile: Any) -> Params:
     priors say so)."""
     from dataclasses import replace
 
-    from iterflow.model.contention import fit
-
-    params = learn([profile.records()])
-    slow = fit([profile.tasks()], walls=profile.steady_walls())
+    rows = profile.records()
+    params = learn([rows])
+    slow = profile.contention(rows)
     how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
     return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead, contention_sizes=slow.sizes,
                    contention_walls=slow.walls,

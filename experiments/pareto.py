@@ -54,7 +54,6 @@ from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
 from iterflow.loop.records import records
-from iterflow.model.contention import fit
 from iterflow.model.live import LiveModel, warm_start
 from iterflow.model.replay import ReplayModel
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
@@ -131,7 +130,8 @@ def main() -> int:
         slow, priced, calibrated = None, [], "not calibrated (--cluster-profile none): no task slow-down known"
         if args.cluster_profile == "calibrate":  # what `iterflow cluster calibrate` measures, this session
             found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
-            slow, priced = fit([found.tasks()], walls=found.steady_walls()), found.records()
+            priced = found.records()
+            slow = found.contention(priced)
             calibrated = describe(found, sizes=range(1, W + 1))
             print(calibrated, flush=True)
             RESULTS.mkdir(parents=True, exist_ok=True)  # what the simulator's calibration may learn from

@@ -182,10 +182,8 @@ def _plain(v: Any) -> Any:
 
 def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> str:
     """The profile, the contention and the rescale prices it gives, as a user reads it."""
-    from iterflow.model.contention import fit
-
-    tasks = profile.tasks()
-    c = fit([tasks], walls=profile.steady_walls())
+    rows = profile.records()
+    tasks, c = profile.tasks(rows), profile.contention(rows)
     base = min(tasks) if tasks else 1.0
     d0 = float(np.median(tasks[base])) if tasks else 1.0
     at = ", ".join(f"{s:g}: {c.task(d0, base, s) / d0:.2f}x" for s in sizes)
@@ -196,7 +194,7 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; the median task of {base:g} "
             f"slot(s) ({d0 * 1e3:.0f} ms) takes at {at}{terms}" + (f"; a steady superstep (median) at {walls}" if walls else "")
-            + _prices(profile.records()))
+            + _prices(rows))
 
 
 def _prices(rec: Sequence[Any]) -> str:

@@ -57,10 +57,8 @@ class ClusterProfile:
         nor the climb back (fresh executors): only the maximum and 2 have those, and counted in
         they made 3 executors look 2-24 % faster than 4 where the pass measured 4 up to 18 %
         faster (stop 29-32b). ``rows``: :meth:`records`, where the caller has them already."""
-        rows = self.records() if rows is None else rows
-        measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
         out: dict[float, list[float]] = {}
-        for r in measured_steady(rows, measured, int(self.notes.get("warmup_supersteps", 1) or 1)):
+        for r in self._steady(rows):
             if r.wall_seconds > 0 and r.ran.cores:
                 out.setdefault(float(r.ran.cores), []).append(float(r.wall_seconds))
         return out
@@ -73,13 +71,25 @@ class ClusterProfile:
         from iterflow.loop.records import model_rows
         from iterflow.model.contention import row_task_seconds
 
-        rows = self.records() if rows is None else rows
-        measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
-        steady = measured_steady(rows, measured, int(self.notes.get("warmup_supersteps", 1) or 1))
+        steady = self._steady(rows)
         found = row_task_seconds(model_rows(steady, 0)) if steady else {}
         # all sizes re-read or none: one job's sizes pair quantile by quantile, every task against
         # every task (a mean per superstep against every task would read as a slow-down)
         return found if found and set(found) >= set(self.task_seconds) else self.task_seconds
+
+    def contention(self, rows: list[Any] | None = None) -> Any:
+        """The cluster's task slow-down and the sizes' measured supersteps, as
+        :func:`iterflow.model.contention.fit` reads this profile alone."""
+        from iterflow.model.contention import fit
+
+        rows = self.records() if rows is None else rows
+        return fit([self.tasks(rows)], walls=self.steady_walls(rows))
+
+    def _steady(self, rows: list[Any] | None) -> list[Any]:
+        """The records the calibration measured on: its descending pass, past each size's warm-up."""
+        rows = self.records() if rows is None else rows
+        measured = set(self.notes.get("measured_supersteps") or ()) or {r.superstep for r in descending_pass(rows)}
+        return measured_steady(rows, measured, int(self.notes.get("warmup_supersteps", 1) or 1))
 
     @property
     def sizes(self) -> list[float]:

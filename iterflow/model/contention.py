@@ -156,9 +156,10 @@ def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
     out: dict[float, list[float]] = {}
     for slots, work, seconds, stage_tasks in rows:
         prof = Profile.parse(slots, work, seconds, stage_tasks)
-        tasks = [t for s in prof.stages for t in s] if prof is not None else []
-        out.setdefault(slots, []).extend(float(t) for t in tasks)
-    return {k: v for k, v in out.items() if v}
+        tasks = [float(t) for s in prof.stages for t in s] if prof is not None else []
+        if tasks:
+            out.setdefault(slots, []).extend(tasks)
+    return out
 
 
 def learn(jobs: Iterable[Sequence[SuperstepRecord]], bounds: tuple[float, float] = BETA_BOUNDS) -> Contention:
