@@ -17,10 +17,19 @@ goes on from the copy:
 * ``kill``: the removed executors are killed; their cached blocks (the graph) are lost and the
   next superstep recomputes them from the input file;
 * ``decommission`` (iterflow's default since stop 28): they are decommissioned; their cached
-  blocks move to the executors that stay, then they exit.
+  blocks move to the executors that stay, then they exit;
+* ``decommission-wait``: decommissioned, and the barrier waits until they have exited (their
+  blocks moved) before the next superstep starts -- is the first superstep slow because it
+  runs while the blocks move? (stop 38, WCC, 2 reps: the barrier stalled 1.7 s instead of
+  0.5 s and the first supersteps were only 0.17 / 0.06 s faster (to 2 / to 1): no;
+  ``release_cost_wcc_wait.txt``);
+* ``decommission-lazy``: decommissioned, the copy's cache not filled at the barrier
+  (:meth:`~iterflow.loop.spark_engine.SparkEngine.fill`) but by the first superstep that reads
+  it -- iterflow before stop 38.
 
-A release's cost is the first superstep at the new size over the median of the next ones (its
-barrier does not wait for either). Per run: job seconds and executor-seconds. Results:
+A release's cost is its barrier's stall (``stall_<n>``) and the first superstep at the new size
+over the median of the next ones (``excess_<n>``; ``first_<n>``: that superstep's CPU seconds and
+its stages' task milliseconds). Per run: job seconds and executor-seconds. Results:
 ``experiments/results/release_cost*``. Stop 36 tried a third way, decommissioned and going on
 with the state's blocks in memory where they moved instead of from the copy (commit 651a34d;
 ``release_cost_wcc_inmemory.txt``, where ``decommission-files`` is the way iterflow keeps):
@@ -46,7 +55,7 @@ from iterflow.policies import PolicyBase, StaticPolicy
 NAME = "release_cost"
 # job -> (barrier -> executors, supersteps)
 JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
-MODES = ("kill", "decommission")
+MODES = ("kill", "decommission", "decommission-wait", "decommission-lazy")
 
 
 class Schedule(PolicyBase):
@@ -85,8 +94,11 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     warm.run(p)
     p.release()
     schedule, supersteps = JOBS[args.job]
-    driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers)
-    driver.actuator.decommission = mode == "decommission"
+    driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers,
+                             wait_for_executors=mode == "decommission-wait")
+    driver.actuator.decommission = mode.startswith("decommission")
+    if mode == "decommission-lazy":  # the copy's cache filled by the first superstep that reads it
+        driver.engine.fill = lambda state: None
     t0 = time.perf_counter()
     prog = program(args.job, g, supersteps)
     res = driver.run(prog)
@@ -102,6 +114,9 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
            "recoveries": int(t["recoveries"].fillna(0).sum()) if "recoveries" in t else 0,
            "walls": " ".join(f"{w:.2f}" for w in wall)}
     row.update(excess(wall, args.job))
+    for b in sorted(schedule):  # the barrier's stall and the first superstep after it, stage by stage
+        row[f"stall_{schedule[b]}"] = float(t.loc[b].get("actuation_seconds") or 0.0)
+        row[f"first_{schedule[b]}"] = f"{t.loc[b + 1].get('executor_cpu_seconds')} cpu; {t.loc[b + 1].get('stage_tasks')}"
     print(f"  {mode} rep {rep}: {took:.1f}s, {row['executor_seconds']:.0f} executor-s; supersteps {row['walls']} "
           f"on {row['executors']}", flush=True)
     return row
@@ -111,6 +126,7 @@ def main() -> int:
     def extra(ap: Any) -> None:
         ap.add_argument("--from-csv", action="store_true", help="only analyse results/release_cost*.csv again")
         ap.add_argument("--job", choices=sorted(JOBS), default="pagerank")
+        ap.add_argument("--modes", default="kill,decommission", help=f"comma-separated, of {', '.join(MODES)}")
 
     args = parse_args(__doc__, NAME, extra, quick_reps=3)
     if args.from_csv:  # the supersteps' walls are in the table: the figures again, no cluster
@@ -135,7 +151,8 @@ def main() -> int:
         for e in (args.workers, 2, 1):
             warm_up(spark, PageRank(g, max_iterations=3), args, executors=e)
         for rep in range(args.reps):
-            for mode in (MODES if rep % 2 == 0 else MODES[::-1]):
+            modes = [m for m in MODES if m in args.modes.split(",")]
+            for mode in (modes if rep % 2 == 0 else modes[::-1]):
                 rows.append(one_run(spark, g, args, mode, rep))
     report(pd.DataFrame(rows), args, note, args.reps, path.name)
     return 0
