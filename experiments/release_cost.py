@@ -1,8 +1,8 @@
 """What a release (scale-in) costs, killed or decommissioned (issue 13, item 4).
 
-    .venv/bin/python experiments/release_cost.py [--reps 3] [--job pagerank|wcc]
+    .venv/bin/python experiments/release_cost.py [--reps 3] [--job pagerank|wcc] [--modes kill,decommission]
 
-On the emulated cluster, starting on 4 executors under a scripted schedule, run two ways in one
+On the emulated cluster, starting on 4 executors under a scripted schedule, run ``--modes`` in one
 application, alternating order by repetition:
 
 * ``pagerank`` (default): the Pareto experiment's graph (R-MAT scale 18, 1M edges), 4 -> 2 at
@@ -22,10 +22,16 @@ goes on from the copy:
   blocks moved) before the next superstep starts -- is the first superstep slow because it
   runs while the blocks move? (stop 38, WCC, 2 reps: the barrier stalled 1.7 s instead of
   0.5 s and the first supersteps were only 0.17 / 0.06 s faster (to 2 / to 1): no;
-  ``release_cost_wcc_wait.txt``);
-* ``decommission-lazy``: decommissioned, the copy's cache not filled at the barrier
-  (:meth:`~iterflow.loop.spark_engine.SparkEngine.fill`) but by the first superstep that reads
-  it -- iterflow before stop 38.
+  ``release_cost_wcc_wait.txt``).
+
+Why that first superstep is slow (Spark's event log of WCC's releases, stop 38): it reads the
+copy the run goes on from lazily -- its second stage read nothing from the cache and took
+220-311 ms of CPU, 48-72 ms in the supersteps after, which read the copy's columnar cache. Stop
+38 tried filling that cache at the barrier, one ``count`` a frame on the executors still there
+(commit 178136a, ``release_cost_wcc_fill.txt``, 3 reps, where ``decommission-lazy`` is the way
+iterflow keeps): the first superstep's excess fell from 0.59 / 0.93 s to 0.39 / 0.49 s, but
+the barrier stalled 0.87-1.30 s instead of 0.40-0.57 s -- the job 1.01x [0.98-1.21]. What may
+pay: filling the cache in the job that writes the copy, and going on from the cache.
 
 A release's cost is its barrier's stall (``stall_<n>``) and the first superstep at the new size
 over the median of the next ones (``excess_<n>``; ``first_<n>``: that superstep's CPU seconds and
@@ -55,7 +61,7 @@ from iterflow.policies import PolicyBase, StaticPolicy
 NAME = "release_cost"
 # job -> (barrier -> executors, supersteps)
 JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
-MODES = ("kill", "decommission", "decommission-wait", "decommission-lazy")
+MODES = ("kill", "decommission", "decommission-wait")
 
 
 class Schedule(PolicyBase):
@@ -97,8 +103,6 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers,
                              wait_for_executors=mode == "decommission-wait")
     driver.actuator.decommission = mode.startswith("decommission")
-    if mode == "decommission-lazy":  # the copy's cache filled by the first superstep that reads it
-        driver.engine.fill = lambda state: None
     t0 = time.perf_counter()
     prog = program(args.job, g, supersteps)
     res = driver.run(prog)

@@ -51,7 +51,6 @@ class FakeEngine:
     deleted: list = field(default_factory=list)  # copies discarded: their files gone
     made: list = field(default_factory=list)     # what the last barrier returned: carried as is
     copies: list = field(default_factory=list)   # every frame secure() wrote, in order
-    filled: list = field(default_factory=list)   # every frame fill() read into memory, in order
 
     def job_group(self, name: str, description: str) -> None:
         self.group = name
@@ -80,11 +79,6 @@ class FakeEngine:
         self.made += list(copy.frames.values())
         self.copies += list(copy.frames.values())
         return copy
-
-    def fill(self, state: State) -> None:
-        self.events.append(("fill", self.group))
-        assert all(self.readable(v) for v in state.frames.values()), f"{self.group} fills a freed frame"
-        self.filled += list(state.frames.values())
 
     def release(self, old: State, keep: State) -> None:
         kept = {id(f) for f in keep.frames.values()}

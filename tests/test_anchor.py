@@ -95,18 +95,3 @@ def test_a_copy_carried_after_a_scale_in_is_deleted_once_no_longer_carried():
     c3x, c3c, c4x, c4c = (id(f) for f in engine.copies[:4])  # the scale-in's copy (3), the anchor of 4
     assert seen[4] == [c3x]  # anchored at 4: the scale-in's x goes, its c is carried
     assert sorted(seen[8]) == sorted([c3x, c4x, c4c, c3c])  # at 8: c renewed at 7, so its old copy goes
-
-
-def test_a_scale_in_fills_its_copy_before_executors_leave_and_nothing_else_does():
-    """The copy a scale-in goes on from is read into memory at its barrier, before the executors
-    are removed (the first superstep on fewer executors read it lazily: 220-311 ms of CPU in WCC's
-    second stage, stop 38); a checkpoint's copy (the run goes on in memory) and a scale-out are
-    not filled."""
-    engine = FakeEngine(2)
-    driver = make(engine, {2: 1, 4: 2}, checkpoint_interval=3)
-    res = driver.run(Reading(engine, max_iterations=6))
-    assert res.output == 6.0
-    acts = [e for e in engine.events if e[0] in ("secure", "fill", "executors")]
-    assert acts == [("secure", "superstep-2"), ("fill", "superstep-2"), ("executors", 1),
-                    ("secure", "superstep-3"), ("executors", 2), ("secure", "superstep-6")], acts
-    assert engine.filled == engine.copies[:2] and all(f.reliable for f in engine.filled)

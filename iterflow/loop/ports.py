@@ -59,10 +59,6 @@ class Engine(Protocol):
         from the kept frames, not recomputed: the anchor a rewind starts from, and the state to
         go on with where executors holding the kept frames leave."""
 
-    def fill(self, state: State) -> None:
-        """Read ``state``'s frames (copies :meth:`secure` made) into memory now, while every
-        executor is still there, so the next superstep -- on fewer executors -- need not."""
-
     def release(self, old: State, keep: State) -> None:
         """Free ``old``'s frames that ``keep`` does not carry over."""
 

@@ -84,18 +84,6 @@ class SparkEngine:
                 self._made[id(copy)] = (copy, made[1])
         return State(frames, dict(state.values))
 
-    def fill(self, state: State) -> None:
-        """Fill the caches of ``state``'s copies (one job a frame) before a scale-in. Why: a copy
-        is cached where it is first read, and read lazily that was the first superstep on the
-        fewer executors -- parsing the files and building the columnar cache there. Spark's event
-        log of WCC's releases on the emulated cluster (stop 38): that superstep's second stage
-        read nothing from the cache and took 220-311 ms of CPU, 48-72 ms in the supersteps after
-        (which read the cache: ~195 KB in 85 batches, where the barrier's blocks are 8 MB of
-        rows). Filled here, the work runs on every executor still there, and a removed one's
-        cached blocks move with its other blocks (decommissioned) or are re-read from the files."""
-        for df in state.frames.values():
-            df.count()
-
     def _bounded_stats(self, df: DataFrame) -> DataFrame:
         """``df`` with its size estimate capped at ``spark.sql.defaultSizeInBytes`` (what Spark
         assumes for a plan it knows nothing of). A checkpointed frame keeps the size estimate
