@@ -174,3 +174,17 @@ def test_fastest_spends_up_to_its_budget_multiple():
     assert "1.2x baseline 4" in more.reason
     with pytest.raises(ValueError, match="budget"):
         FastestPolicy(4, budget=0, max_executors=8)
+
+
+def test_efficiency_sizes_by_the_rest_of_the_run_not_the_next_superstep():
+    """Work collapsing x0.3 a superstep with 17 of 20 supersteps left (1 + 1e-4·work/e seconds):
+    the next superstep (27000) still gains 13 % from executor #4, the rest of the run as
+    forecast (a mean work of ~2300) under 2 %: released to 2 at once, not one by one as the
+    next supersteps shrink (WCC's collapse: two releases, each priced ~1 s)."""
+    m = FakeModel(1.0, 1e-4)
+    hist = [row(i, 4, m.predict_seconds(4, w), w) for i, w in enumerate([1e6, 3e5, 9e4], start=1)]
+    r = EfficiencyPolicy(max_executors=4, max_iterations=20, **QUICK).decide(**H(hist, m))
+    assert r.executors == 2, r.reason
+    assert "of the ~17 left" in r.reason and "release to 2" in r.reason
+    flat_work = EfficiencyPolicy(max_executors=4, max_iterations=20, **QUICK).decide(**H(flat(3, 4, m, work=27_000), m))
+    assert flat_work.executors is None and "keep 4" in flat_work.reason  # the same next superstep, flat: kept

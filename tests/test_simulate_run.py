@@ -118,7 +118,7 @@ def test_a_static_record_reproduces_itself(fixture):
 def test_an_adaptive_record_replayed_from_itself_decides_as_recorded():
     """The efficiency run, replayed at its start size with its warm start (the runs before it)
     and its options: up to its first rescale the simulated supersteps are the recorded ones,
-    so the policy must decide the same, for the same reason; later ones must agree too."""
+    so the policy must decide the same; later ones must agree too."""
     runs = {r.name: r for r in load(str(DATA / "wcc_release_surplus.csv"))}
     eff = runs["wcc/efficiency/0"]
     past = [r for n in ("wcc/profile-1/0", "wcc/profile-2/0", "wcc/static-max/0") for r in runs[n].records]
@@ -128,7 +128,9 @@ def test_an_adaptive_record_replayed_from_itself_decides_as_recorded():
     sim = simulate(eff, pol, 4, 1, learn([eff.records]), past=past)
     first = next(i for i, r in enumerate(eff.records) if r.decided.decision != "same")
     for real, got in zip(eff.records[:first + 1], sim.records):
-        assert got.decided.decision == real.decided.decision and got.decided.reason == real.decided.reason
+        # the decision, not its reason: the rule sizes by the forecast's rest of the run since stop 38
+        # (the record is older; its first figures were the next superstep's)
+        assert got.decided.decision == real.decided.decision
     assert [r.decided.decision for r in sim.records[:-1]] == [r.decided.decision for r in eff.records[:-1]]
 
 
