@@ -61,7 +61,7 @@ from iterflow.policies import PolicyBase, StaticPolicy
 NAME = "release_cost"
 # job -> (barrier -> executors, supersteps)
 JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
-MODES = ("kill", "decommission", "decommission-wait")
+MODES = ("kill", "decommission", "decommission-wait", "decommission-files")
 
 
 class Schedule(PolicyBase):
@@ -103,6 +103,9 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers,
                              wait_for_executors=mode == "decommission-wait")
     driver.actuator.decommission = mode.startswith("decommission")
+    if mode == "decommission-files":  # go on from the copy's files, as iterflow did to stop 37
+        secure = driver.recovery.secure
+        driver.recovery.secure = lambda state, i, variant, cached=False: secure(state, i, variant)
     t0 = time.perf_counter()
     prog = program(args.job, g, supersteps)
     res = driver.run(prog)
