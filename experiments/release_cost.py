@@ -30,8 +30,12 @@ copy the run goes on from lazily -- its second stage read nothing from the cache
 38 tried filling that cache at the barrier, one ``count`` a frame on the executors still there
 (commit 178136a, ``release_cost_wcc_fill.txt``, 3 reps, where ``decommission-lazy`` is the way
 iterflow keeps): the first superstep's excess fell from 0.59 / 0.93 s to 0.39 / 0.49 s, but
-the barrier stalled 0.87-1.30 s instead of 0.40-0.57 s -- the job 1.01x [0.98-1.21]. What may
-pay: filling the cache in the job that writes the copy, and going on from the cache.
+the barrier stalled 0.87-1.30 s instead of 0.40-0.57 s -- the job 1.01x [0.98-1.21]. It then
+tried caching the state before writing the copy (so the job that writes it fills the cache) and
+going on from that cache, the barrier's blocks freed (commit 8018522,
+``release_cost_wcc_cached.txt``, where ``decommission-files`` is the way iterflow keeps): the
+superstep after each release did not read that cache -- it failed on a freed local-checkpoint
+block and was rewound to the copy (two recoveries a run). Not kept.
 
 A release's cost is its barrier's stall (``stall_<n>``) and the first superstep at the new size
 over the median of the next ones (``excess_<n>``; ``first_<n>``: that superstep's CPU seconds and
@@ -61,7 +65,7 @@ from iterflow.policies import PolicyBase, StaticPolicy
 NAME = "release_cost"
 # job -> (barrier -> executors, supersteps)
 JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
-MODES = ("kill", "decommission", "decommission-wait", "decommission-files")
+MODES = ("kill", "decommission", "decommission-wait")
 
 
 class Schedule(PolicyBase):
@@ -103,9 +107,6 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers,
                              wait_for_executors=mode == "decommission-wait")
     driver.actuator.decommission = mode.startswith("decommission")
-    if mode == "decommission-files":  # go on from the copy's files, as iterflow did to stop 37
-        secure = driver.recovery.secure
-        driver.recovery.secure = lambda state, i, variant, cached=False: secure(state, i, variant)
     t0 = time.perf_counter()
     prog = program(args.job, g, supersteps)
     res = driver.run(prog)

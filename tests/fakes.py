@@ -80,12 +80,6 @@ class FakeEngine:
         self.copies += list(copy.frames.values())
         return copy
 
-    def secure_cached(self, state: State):
-        self.events.append(("secure_cached", self.group))
-        copy = self.secure(state)
-        self.events.pop()  # its own event only: the copy and the cache by the same jobs
-        return copy, state
-
     def release(self, old: State, keep: State) -> None:
         kept = {id(f) for f in keep.frames.values()}
         # a released copy stays readable from its files; an in-memory frame does not
@@ -131,7 +125,6 @@ class FakeActuator:
     launched: bool = False
     coming: list = field(default_factory=list)
     delays: list = field(default_factory=list)  # what start_delays measured on the "cluster"
-    decommissions: bool = False  # removed executors hand their blocks over (Spark's decommissioning)
 
     def set_executors(self, target: int, wait: bool = True) -> Actuation:
         before = self.engine.executors

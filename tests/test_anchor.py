@@ -3,8 +3,6 @@
 goes on from the copy); which frames stay readable, which files are deleted, what a save reads."""
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from fakes import Doubling, FakeActuator, FakeEngine, FakeModel, FakeStats, Frame, LostExecutor, ScriptedPolicy
@@ -97,27 +95,3 @@ def test_a_copy_carried_after_a_scale_in_is_deleted_once_no_longer_carried():
     c3x, c3c, c4x, c4c = (id(f) for f in engine.copies[:4])  # the scale-in's copy (3), the anchor of 4
     assert seen[4] == [c3x]  # anchored at 4: the scale-in's x goes, its c is carried
     assert sorted(seen[8]) == sorted([c3x, c4x, c4c, c3c])  # at 8: c renewed at 7, so its old copy goes
-
-
-@pytest.mark.parametrize("decommissions", [True, False], ids=["decommissioned", "killed"])
-def test_a_scale_in_goes_on_in_memory_only_where_executors_hand_their_blocks_over(decommissions):
-    """Decommissioned executors hand their blocks over: the run goes on from the state in memory,
-    cached by the jobs that wrote the copy (the copy is the anchor); killed, from the copy's
-    files. Either way a loss after the scale-in rewinds to that copy and the result is right."""
-    def run(lose_at: float | None) -> tuple[Any, Reading, FakeEngine, IterationDriver]:
-        engine = FakeEngine(2)
-        driver = IterationDriver(None, ScriptedPolicy({3: Reconfiguration("in", executors=1)}), engine=engine,
-                                 stats=FakeStats(engine), actuator=FakeActuator(engine, decommissions=decommissions),
-                                 model=FakeModel(), partitions=4)
-        prog = Reading(engine, lose_at=lose_at, max_iterations=6)
-        return driver.run(prog), prog, engine, driver
-
-    res, prog, engine, driver = run(None)
-    assert res.output == 6.0
-    assert prog.read_files[4] is not decommissions  # the superstep after the scale-in
-    copied = [e for e in engine.events if e[0] in ("secure", "secure_cached")]
-    assert copied == [("secure_cached" if decommissions else "secure", "superstep-3")], copied
-    assert all(f.reliable for f in driver.recovery.anchor.state.frames.values())
-    res, prog, _, _ = run(5.0)
-    assert res.output == 6.0 and prog.read_files[4]  # replayed from the copy's files ...
-    assert res.records[4].recovered.recovered_from == 3  # ... after superstep 5's loss

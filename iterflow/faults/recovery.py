@@ -147,17 +147,11 @@ class Recovery:
         a = self.anchor
         return a.state if a is not None and (a.state is state or a.source is state) else None
 
-    def secure(self, state: State, superstep: int, variant: str, cached: bool = False) -> State:
+    def secure(self, state: State, superstep: int, variant: str) -> State:
         """``state`` copied to files and made the anchor (unless it is already: a copy this
         barrier made); returns the copy to go on with, ``state``'s blocks freed. Executors may
-        leave after this without a rewind. ``cached``: the leaving executors hand their blocks
-        over (decommissioned): the run goes on from ``state`` cached by the jobs that wrote the
-        copy (:meth:`~iterflow.loop.ports.Engine.secure_cached`), not from the copy's files."""
+        leave after this without a rewind."""
         copy = self.copy_of(state)
-        if copy is None and cached:
-            copy, kept = self.engine.secure_cached(state)
-            self.anchor_at(superstep, copy, variant, source=kept)
-            return kept
         if copy is None:
             copy = self.engine.secure(state)
             self.anchor_at(superstep, copy, variant, source=state)

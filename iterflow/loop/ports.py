@@ -59,11 +59,6 @@ class Engine(Protocol):
         from the kept frames, not recomputed: the anchor a rewind starts from, and the state to
         go on with where executors holding the kept frames leave."""
 
-    def secure_cached(self, state: State) -> tuple[State, State]:
-        """``(copy, cached)``: the copy :meth:`secure` writes, and ``state`` cached in memory by
-        the same jobs -- the state to go on with where leaving executors hand their blocks over
-        (decommissioned) -- its barrier's blocks freed."""
-
     def release(self, old: State, keep: State) -> None:
         """Free ``old``'s frames that ``keep`` does not carry over."""
 

@@ -108,8 +108,7 @@ class Reconfigurer:
                 # or move while the next superstep reads them (decommissioned) -- going on with
                 # them there measured no faster (WCC 4 -> 2 -> 1, release_cost_wcc_inmemory.txt: 1.04x
                 # [0.98-1.10] the job) and would risk a rewind on a block not moved in time
-                cached = bool(getattr(self.actuator, "decommissions", False))  # blocks handed over
-                state = self.recovery.secure(state, i, program.variant, cached=cached)
+                state = self.recovery.secure(state, i, program.variant)
             secured_seconds = time.perf_counter() - t0
             done = self.actuator.set_executors(wanted, wait=self.wait_for_executors)
             cores = engine.snapshot().cores

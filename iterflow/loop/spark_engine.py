@@ -84,27 +84,6 @@ class SparkEngine:
                 self._made[id(copy)] = (copy, made[1])
         return State(frames, dict(state.values))
 
-    def secure_cached(self, state: State) -> tuple[State, State]:
-        """Before a scale-in whose executors hand their blocks over: each frame cached, and its
-        copy written by the job that fills the cache (one a frame, as :meth:`secure`); the
-        barrier's blocks of it are then freed -- the cache holds the rows, a lost cache block
-        is a lost block (a rewind to the copy). Why: going on from the copy, the first superstep
-        on the fewer executors parsed its files and built the cache there -- in Spark's event
-        log of WCC's releases on the emulated cluster (stop 38) that superstep's second stage
-        read nothing from the cache and took 220-311 ms of CPU, 48-72 ms after (first superstep
-        0.59 / 0.93 s over the steady ones, to 2 / to 1 executors); filling the cache in jobs
-        of their own at the barrier cost as much as it saved (``release_cost_wcc_fill.txt``)."""
-        copies: dict[str, DataFrame] = {}
-        for name, df in state.frames.items():
-            df.persist(StorageLevel.MEMORY_AND_DISK)
-            # a new Dataset over df: its plan reads df's cache, so writing the copy fills it
-            copies[name] = self._bounded_stats(df.select("*").checkpoint(eager=True))
-            try:
-                df._jdf.queryExecution().logical().rdd().unpersist(False)
-            except Exception:  # noqa: BLE001 - not a checkpointed leaf: nothing more to free
-                pass
-        return State(copies, dict(state.values)), state
-
     def _bounded_stats(self, df: DataFrame) -> DataFrame:
         """``df`` with its size estimate capped at ``spark.sql.defaultSizeInBytes`` (what Spark
         assumes for a plan it knows nothing of). A checkpointed frame keeps the size estimate
