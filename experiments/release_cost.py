@@ -9,7 +9,15 @@ application, alternating order by repetition:
   barrier 2, 2 -> 1 at barrier 6, 10 supersteps;
 * ``wcc``: the Pareto experiment's WCC input (R-MAT 19, 600k edges, a 30-vertex path: 33
   supersteps), 4 -> 2 at barrier 12, 2 -> 1 at barrier 18 -- releases in its tail, where
-  ``efficiency`` and ``target`` make theirs.
+  ``efficiency`` and ``target`` make theirs;
+* ``wcc-heavy``: the same, 4 -> 1 at barrier 5, the end of its heavy phase -- where ``fastest``
+  released to 1 in stop 37-38 and ran the next supersteps 2-4x their static time
+  (``next4_1``: the four supersteps after the release). Is it the removed executors' old
+  shuffle files migrating onto the one left (a 0.5-core quota)? Stop 38, four applications
+  alternated, with ``--conf spark.storage.decommission.shuffleBlocks.enabled=false`` or not
+  (``release_cost_wcc-heavy_shuffle.txt``): the four supersteps after the release 5.16 s against
+  5.14 s (medians of 4 runs each) -- no; nor did the scripted release reproduce the policies'
+  2-3x transient on that (slow) day.
 
 Either way the state is copied to the reliable checkpoint dir before the release and the run
 goes on from the copy:
@@ -64,7 +72,7 @@ from iterflow.policies import PolicyBase, StaticPolicy
 
 NAME = "release_cost"
 # job -> (barrier -> executors, supersteps)
-JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33)}
+JOBS = {"pagerank": ({2: 2, 6: 1}, 10), "wcc": ({12: 2, 18: 1}, 33), "wcc-heavy": ({5: 1}, 33)}
 MODES = ("kill", "decommission", "decommission-wait")
 
 
@@ -125,6 +133,7 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     for b in sorted(schedule):  # the barrier's stall and the first superstep after it, stage by stage
         row[f"stall_{schedule[b]}"] = float(t.loc[b].get("actuation_seconds") or 0.0)
         row[f"first_{schedule[b]}"] = f"{t.loc[b + 1].get('executor_cpu_seconds')} cpu; {t.loc[b + 1].get('stage_tasks')}"
+        row[f"next4_{schedule[b]}"] = float(wall.loc[b + 1:b + 4].sum())  # a transient longer than one superstep
     print(f"  {mode} rep {rep}: {took:.1f}s, {row['executor_seconds']:.0f} executor-s; supersteps {row['walls']} "
           f"on {row['executors']}", flush=True)
     return row
@@ -135,6 +144,8 @@ def main() -> int:
         ap.add_argument("--from-csv", action="store_true", help="only analyse results/release_cost*.csv again")
         ap.add_argument("--job", choices=sorted(JOBS), default="pagerank")
         ap.add_argument("--modes", default="kill,decommission", help=f"comma-separated, of {', '.join(MODES)}")
+        ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting of the application (e.g. spark.storage.decommission.shuffleBlocks.enabled=false)")
 
     args = parse_args(__doc__, NAME, extra, quick_reps=3)
     if args.from_csv:  # the supersteps' walls are in the table: the figures again, no cluster
@@ -154,7 +165,9 @@ def main() -> int:
         return 0
     rows = []
     path = rmat(18, 1_000_000) if args.job == "pagerank" else rmat(19, 600_000, tail=30)
-    with cluster(args) as (_, spark, note):
+    conf = dict(kv.split("=", 1) for kv in args.conf)
+    with cluster(args, conf) as (_, spark, note):
+        note += "".join(f"; {k}={v}" for k, v in conf.items())
         g = load_graph(spark, str(path), "edgelist", partitions=args.partitions)
         for e in (args.workers, 2, 1):
             warm_up(spark, PageRank(g, max_iterations=3), args, executors=e)
@@ -180,6 +193,8 @@ def report(df: pd.DataFrame, args: Any, note: str, reps: int, graph: str = "") -
         for to in sorted(set(schedule.values()), reverse=True):
             summary.append(stat_row(NAME, job, mode, f"release to {to}: first superstep over steady s",
                                     d[f"excess_{to}"]))
+            if f"next4_{to}" in d:
+                summary.append(stat_row(NAME, job, mode, f"release to {to}: its next 4 supersteps s", d[f"next4_{to}"]))
         summary.append(stat_row(NAME, job, mode, "job s", d["job_seconds"]))
         summary.append(stat_row(NAME, job, mode, "executor-s", d["executor_seconds"]))
     paired = df.pivot(index="rep", columns="mode")
