@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,12 +40,15 @@ def emulated_cluster(workers: int = 4, cpu_share: float | None = 0.5, partitions
             settings.update({"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
                              "spark.eventLog.dir": f"file://{eventlog}"})
         settings.update(conf or {})
-        spark = build_session(cluster.master_url, workers, settings,
-                              work_dir=Path(tempfile.mkdtemp(prefix="iterflow-exp-")))
+        work_dir = Path(tempfile.mkdtemp(prefix="iterflow-exp-"))  # checkpoints: up to ~220 MB a Pareto session
         try:
-            yield cluster, spark
+            spark = build_session(cluster.master_url, workers, settings, work_dir=work_dir)
+            try:
+                yield cluster, spark
+            finally:
+                spark.stop()
         finally:
-            spark.stop()
+            shutil.rmtree(work_dir, ignore_errors=True)
 
 
 def add_emulation_args(ap: argparse.ArgumentParser, scale: int = 20, edges: int = 4_000_000) -> None:

@@ -49,7 +49,8 @@ def test_stop_takes_executors_down_and_cpu_share_caps_them(tmp_path):
         script = textwrap.dedent(f"""
             import time
             from iterflow.cluster.session import build_session
-            spark = build_session({cluster.master_url!r}, 1)
+            from pathlib import Path
+            spark = build_session({cluster.master_url!r}, 1, work_dir=Path({str(tmp_path / "driver")!r}))
             spark.range(1000).count()
             print("ready", flush=True)
             time.sleep(120)

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.cluster
 
 SCRIPT = r'''
-import json, sys, tempfile, time
+import json, sys, time
 from pathlib import Path
 from iterflow.actuate.executors import ExecutorActuator
 from iterflow.cluster.session import build_session
@@ -26,7 +26,7 @@ from iterflow.observe.sparkinfo import rest_get
 
 spark = build_session(sys.argv[1], 2, {  # iterflow's default settings: decommissioning on
     "spark.cores.max": "2", "spark.executor.cores": "1", "spark.app.name": "iterflow-decommission-test"},
-    work_dir=Path(tempfile.mkdtemp()))
+    work_dir=Path(sys.argv[2]))
 sc = spark.sparkContext
 try:
     act = ExecutorActuator(sc, register_timeout=60)
@@ -48,8 +48,9 @@ finally:
 '''
 
 
-def test_scale_in_decommissions_and_keeps_cached_blocks(cluster):
-    out = subprocess.run([sys.executable, "-c", SCRIPT, cluster.master_url], capture_output=True, text=True,
+def test_scale_in_decommissions_and_keeps_cached_blocks(cluster, tmp_path):
+    out = subprocess.run([sys.executable, "-c", SCRIPT, cluster.master_url, str(tmp_path / "driver")],
+                         capture_output=True, text=True,
                          cwd=ROOT, timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])

@@ -99,3 +99,28 @@ def test_a_store_that_cannot_be_locked_is_still_read(tmp_path, monkeypatch):
     monkeypatch.setattr(tracking.os, "open", refuse_lock)
     tables = tracking.past_tables("pagerank")
     assert len(tables) == 1 and list(tables[0][1]["superstep"]) == [1]
+
+
+def test_reading_earlier_runs_leaves_no_temporary_directory_behind(tmp_path, monkeypatch):
+    """A warm start reads every earlier run's table from the store; MLflow's download without a
+    destination left a new temporary directory per run read (38 after one test session)."""
+    import tempfile
+
+    import pandas as pd
+
+    import iterflow.app.tracking as tracking
+    from iterflow.simulate.recorded import read_table
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    tracking.RunTracker({"program": "pagerank"}).finish(pd.DataFrame({"superstep": [1, 2], "wall_seconds": [1.0, 0.9]}))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    tables = tracking.past_tables("pagerank")
+    assert len(tables) == 1 and list(tables[0][1]["superstep"]) == [1, 2]
+    import mlflow
+
+    run_id = mlflow.search_runs(search_all_experiments=True)["run_id"].iloc[0]
+    df, _ = read_table(run_id)  # `iterflow simulate --run RUN_ID` reads the same artifact
+    assert list(df["superstep"]) == [1, 2]
+    assert list(scratch.iterdir()) == []

@@ -213,16 +213,26 @@ def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 
     return concat_tables(past_tables(program, experiment, max_runs), same)
 
 
-def _tables(runs: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
-    """``(run row, superstep table)`` of each run found by ``mlflow.search_runs``."""
+def superstep_table(run_id: str) -> pd.DataFrame:
+    """A run's ``supersteps.parquet`` artifact, read from a copy in a directory removed again:
+    ``download_artifacts`` without a destination leaves a new temporary directory behind at
+    every call (a warm start reads every earlier run: 38 of them after one test session)."""
     import mlflow
 
+    with tempfile.TemporaryDirectory(prefix="iterflow-artifact-") as tmp:
+        local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="supersteps.parquet", dst_path=tmp)
+        return pd.read_parquet(local)
+
+
+def _tables(runs: pd.DataFrame) -> Iterator[tuple[Any, pd.DataFrame]]:
+    """``(run row, superstep table)`` of each run found by ``mlflow.search_runs``."""
     for _, run in runs.iterrows():
         try:
-            local = mlflow.artifacts.download_artifacts(run_id=run["run_id"], artifact_path="supersteps.parquet")
-            yield run, pd.read_parquet(local)
+            table = superstep_table(run["run_id"])
         except Exception as exc:  # noqa: BLE001 - an unreadable old run is skipped, not fatal
             log.info("skipping run %s: %s", run["run_id"], exc)
+            continue
+        yield run, table
 
 
 def past_jobs_on(cluster: str, experiment: str = EXPERIMENT, max_runs: int = 40) -> list[pd.DataFrame]:

@@ -126,12 +126,11 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
 def _from_mlflow(run_id: str) -> pd.DataFrame:
     import mlflow
 
-    from iterflow.app.tracking import tracking_uri
+    from iterflow.app.tracking import superstep_table, tracking_uri
 
     mlflow.set_tracking_uri(tracking_uri())
     try:
-        local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="supersteps.parquet")
-        return pd.read_parquet(local)
+        return superstep_table(run_id)
     except Exception as exc:  # noqa: BLE001 - reported as the input it is
         raise InputError(f"--run {run_id}: no supersteps.parquet in the MLflow store "
                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
