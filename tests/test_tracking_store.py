@@ -106,6 +106,7 @@ def test_reading_earlier_runs_leaves_no_temporary_directory_behind(tmp_path, mon
     destination left a new temporary directory per run read (38 after one test session)."""
     import tempfile
 
+    import mlflow
     import pandas as pd
 
     import iterflow.app.tracking as tracking
@@ -118,8 +119,6 @@ def test_reading_earlier_runs_leaves_no_temporary_directory_behind(tmp_path, mon
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     tables = tracking.past_tables("pagerank")
     assert len(tables) == 1 and list(tables[0][1]["superstep"]) == [1, 2]
-    import mlflow
-
     run_id = mlflow.search_runs(search_all_experiments=True)["run_id"].iloc[0]
     df, _ = read_table(run_id)  # `iterflow simulate --run RUN_ID` reads the same artifact
     assert list(df["superstep"]) == [1, 2]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import logging
 import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +21,7 @@ import pandas as pd
 
 from iterflow.errors import InputError
 from iterflow.files import atomic_file
-from iterflow.app.tracking import EXPERIMENT
+from iterflow.app.tracking import EXPERIMENT, superstep_table
 
 SKEW_COLUMNS = {"skew": "task time max/mean", "skew_cpu": "task CPU time max/mean",
                 "partition_records_max_over_mean": "partition records max/mean",
@@ -80,9 +79,7 @@ def _table(client: Any, run_id: str) -> pd.DataFrame:
     from mlflow.exceptions import MlflowException
 
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            local = client.download_artifacts(run_id, "supersteps.parquet", tmp)
-            table = pd.read_parquet(local)
+        table = superstep_table(run_id, client)
     except (MlflowException, OSError):
         return pd.DataFrame()
     return table.sort_values("superstep").reset_index(drop=True) if "superstep" in table else table

@@ -213,14 +213,16 @@ def past_supersteps(program: str, experiment: str = EXPERIMENT, max_runs: int = 
     return concat_tables(past_tables(program, experiment, max_runs), same)
 
 
-def superstep_table(run_id: str) -> pd.DataFrame:
-    """A run's ``supersteps.parquet`` artifact, read from a copy in a directory removed again:
-    ``download_artifacts`` without a destination leaves a new temporary directory behind at
-    every call (a warm start reads every earlier run: 38 of them after one test session)."""
+def superstep_table(run_id: str, client: Any = None) -> pd.DataFrame:
+    """A run's ``supersteps.parquet`` artifact (from ``client``'s store, else the tracking URI's),
+    read from a copy in a directory removed again: ``download_artifacts`` without a destination
+    leaves a new temporary directory behind at every call (a warm start reads every earlier run:
+    38 of them after one test session)."""
     import mlflow
 
     with tempfile.TemporaryDirectory(prefix="iterflow-artifact-") as tmp:
-        local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="supersteps.parquet", dst_path=tmp)
+        local = (client.download_artifacts(run_id, "supersteps.parquet", tmp) if client is not None else
+                 mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="supersteps.parquet", dst_path=tmp))
         return pd.read_parquet(local)
 
 

@@ -251,11 +251,14 @@ class EfficiencyPolicy(AdaptivePolicy):
     def _want(self, ctx: Context) -> Want:
         E = np.arange(self.min_executors, self.max_executors + 1)
         fc = ctx.forecast
-        w = fc.next_work
         left = max(fc.remaining, 1)
-        # the mean superstep of the rest of the run as forecast, not the next one alone
-        t = (ctx.predictor.seconds(E, fc.works) @ fc.weights) / max(float(fc.weights.sum()), 1.0)
-        t_max, tc = float(t[-1]), float(t[int(np.clip(ctx.current, E[0], E[-1])) - int(E[0])])
+
+        def mean(sizes: Any) -> np.ndarray:
+            """The mean superstep of the rest of the run as forecast, not the next one alone."""
+            return (ctx.predictor.seconds(sizes, fc.works) @ fc.weights) / max(float(fc.weights.sum()), 1.0)
+
+        t = mean(E)
+        t_max, tc = float(t[-1]), float(mean([ctx.current])[0])
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
         # what the e-th executor must gain to pay off: the threshold, and its share of the ideal
         floor = np.maximum(self.threshold, self.ideal_share / np.maximum(E - 1, 1))
@@ -273,7 +276,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         up = max(knee(1 + self.band), within(self.slowdown_bound))
         down = max(knee(1.0), within(self.slowdown_bound * (1 - self.band)))
         k = int(np.clip(ctx.current, E[0], E[-1])) - int(E[0])
-        head = (f"a superstep of the ~{fc.remaining} left (mean of the forecast from work {w:.4g}, "
+        head = (f"a superstep of the ~{fc.remaining} left (mean of the forecast from work {fc.next_work:.4g}, "
                 f"{ctx.predictor.note}): {tc:.2f}s at {ctx.current} executors, "
                 f"{t_max:.2f}s at max {self.max_executors} (bound {1 + self.slowdown_bound:.2f}x = "
                 f"{(1 + self.slowdown_bound) * t_max:.2f}s); executor #{E[k]} gains {gain[k]:.1%} "
