@@ -215,6 +215,43 @@ def test_the_cold_superstep_after_a_scale_in_is_learned_apart_from_a_scale_outs(
     assert "after scale-ins" in p.sources["cold_in_factor"]
 
 
+def test_a_scale_ins_transient_is_learned_by_age_and_replayed_after_the_first_superstep(tmp_path):
+    """The supersteps a run found still cold after a release (``iterflow.model.live.settling``)
+    are learned as the transient's factors by age (the median over the scale-ins, 0 where one
+    had settled) -- not as scale-outs' cold supersteps -- and replayed after a simulated scale-in."""
+    from iterflow.loop.reconfig import Reconfiguration
+    from iterflow.loop.records import records
+
+    def row(i, e, wall, **kw):
+        return {"superstep": i, "executors": e, "cores": e, "wall_seconds": wall, "work": 1.0, **kw}
+
+    slow = records([row(1, 2, 1.0), row(2, 2, 1.0, decision="down", actuation_seconds=0.2),
+                    row(3, 1, 4.0, cold_seconds=3.0), row(4, 1, 3.0, cold_seconds=2.0), row(5, 1, 1.0)])
+    quick = records([row(1, 2, 1.0), row(2, 2, 1.0, decision="down", actuation_seconds=0.2),
+                     row(3, 1, 2.0, cold_seconds=1.0), row(4, 1, 1.0), row(5, 1, 1.0)])
+    p = learn([slow, quick])
+    assert p.cold_factor == 0.0 and p.cold_in_factor == pytest.approx((3.0 + 1.0) / 2)
+    assert p.settle_factors[:2] == pytest.approx([(2.0 + 0.0) / 2, 0.0])
+    assert any("transient" in line for line in p.describe())
+
+    class InAt2:
+        name = "in-at-2"
+
+        def learn_rescales(self, *a, **k): ...
+
+        def plan_start(self, *a, **k): return None
+
+        def decide(self, history, model, plan=None):
+            if len(history) == 2:
+                return Reconfiguration("release", executors=1)
+            return Reconfiguration.none("keep")
+
+    run = load(str(record(tmp_path, [[1.0]], n=5, outside=0.0)))[0]
+    params = Params(0.0, 0.0, 0.0, 0.0, settle_factors=(1.0, 0.5))
+    walls = [r.wall_seconds for r in simulate(run, InAt2(), 2, 1, params).records]
+    assert walls == pytest.approx([1.0, 1.0, 1.0, 2.0, 1.5])  # the first at 1 (factor 0), then 1.0, 0.5
+
+
 def test_a_converged_run_is_replayed_without_its_superstep_count_as_bound():
     # the real run under a tolerance did not know it would stop at 33 (max_iterations 1000):
     # a replay told so plans releases the real run could not; one that stopped at its bound

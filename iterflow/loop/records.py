@@ -313,11 +313,13 @@ def epoch_ages(history: Sequence[SuperstepRecord]) -> list[int]:
 
 def model_rows(history: Sequence[SuperstepRecord], warmup: int = 1) -> list[tuple[float, float, float, str]]:
     """``(cores, work, seconds, stage_tasks)`` of the supersteps in ``history`` that feed the
-    model (:func:`feeds_model` with ``warmup``); a history of several runs is split where
+    model (:func:`feeds_model` with ``warmup``), less those their own run found cold (a release's
+    transient, :func:`~iterflow.model.live.feed`); a history of several runs is split where
     superstep numbers restart."""
     return [(float(r.ran.cores), float(r.ran.work), float(r.wall_seconds),
              r.stats.stage_tasks if r.stats is not None else "[]")
-            for r, age in zip(history, epoch_ages(history)) if feeds_model(r, None, age, warmup)]
+            for r, age in zip(history, epoch_ages(history))
+            if feeds_model(r, None, age, warmup) and r.predicted.cold_seconds is None]
 
 
 def executor_seconds(record: SuperstepRecord, span_seconds: float | None = None) -> float:
@@ -350,8 +352,9 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
     """What each rescale in ``history`` cost in wall seconds: its pause at the barrier plus
     the cold excess of the superstep after it (``cold_seconds``) -- for a scale-out that did
     not wait, of the supersteps up to the first the new executors worked in, and the relayout
-    once they came; ``direction`` ``"down"``: only the scale-ins the policy decided; ``"up"``:
-    every other (a rescale whose direction was not recorded is priced as the costlier kind)."""
+    once they came; for a scale-in, of every superstep of its transient (the cold ones after
+    it); ``direction`` ``"down"``: only the scale-ins the policy decided; ``"up"``: every other
+    (a rescale whose direction was not recorded is priced as the costlier kind)."""
     out = []
     for k, r in enumerate(history):
         act = r.actuated
@@ -364,10 +367,12 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
         if (direction == "down" and decision != "down") or (direction == "up" and decision == "down"):
             continue
         prev, coming = r, bool(act.executors_pending)
-        for nxt in history[k + 1:]:
+        released = act.executors_active is not None and act.executors_active < r.executors
+        for j in range(k + 1, len(history)):
+            nxt = history[j]
             if nxt.superstep != prev.superstep + 1:
                 break
-            pause += (nxt.predicted.cold_seconds if nxt.predicted is not None else None) or 0.0
+            pause += nxt.predicted.cold_seconds or 0.0
             a = nxt.actuated
             if a is None and nxt is history[-1]:  # the barrier deciding now: its executors may still come
                 break
@@ -375,7 +380,12 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
             # still coming, or just arrived (their first superstep is the next): the account is open
             coming = a is not None and bool(a.executors_pending or a.executors_arrived) and not rescaled
             if not coming:
-                break
+                after = history[j + 1] if j + 1 < len(history) else None
+                if not released or rescaled or after is None or after.superstep != nxt.superstep + 1 \
+                        or after.executors != nxt.executors or after.predicted.cold_seconds is None:
+                    break
+                prev = nxt  # a release's transient goes on (:func:`~iterflow.model.live.settling`)
+                continue
             pause += a.pause_seconds or 0.0
             prev = nxt
         if not coming:  # a scale-out whose executors are still coming has no price yet

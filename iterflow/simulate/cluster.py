@@ -8,8 +8,9 @@ model, so the model cannot also be the judge. Superstep ``i`` at ``E`` executors
 
 stages one after the other (:func:`iterflow.model.replay.makespan` with each slot's ready
 time; ``contention``: the cluster's task slow-down with scale-out,
-:mod:`iterflow.model.contention`, learned from recorded runs at several sizes), times ``1 + cold_factor`` on the first superstep at a new size. Around it, what the
-driver does (:mod:`iterflow.loop.driver`, :mod:`iterflow.loop.reconfigure`):
+:mod:`iterflow.model.contention`, learned from recorded runs at several sizes), times ``1 + cold_factor``
+on the first superstep at a new size (after a scale-in, ``settle_factors`` on the next ones while
+its transient lasts). Around it, what the driver does (:mod:`iterflow.loop.driver`, :mod:`iterflow.loop.reconfigure`):
 
 * the policy object decides at every barrier but the last, with ``policy.decide([*history,
   record], model, plan=...)``; the model is :class:`~iterflow.model.live.LiveModel`, fed as
@@ -37,7 +38,7 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
 from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold
 from iterflow.model.contention import Contention, fit as fit_contention
-from iterflow.model.live import LiveModel, feed, warm_start
+from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
 from iterflow.model.replay import ReplayModel, makespan
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
@@ -59,6 +60,9 @@ class Params:
     contention_sizes: tuple[tuple[float, float, float], ...] = ()
     # (slots, steady superstep seconds) of the cluster's calibration job: where a cold start plans
     contention_walls: tuple[tuple[float, float], ...] = ()
+    # the supersteps after a scale-in's first, while its transient lasts: cold_seconds / rest at
+    # ages 2, 3, ... (the median over the recorded scale-ins, 0 where one had settled)
+    settle_factors: tuple[float, ...] = ()
 
     def describe(self) -> list[str]:
         out = [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
@@ -68,6 +72,9 @@ class Params:
             out.append("contention per size = " + ", ".join(f"{m:g}: {a:.2f}x + {b * 1e3:.0f} ms"
                                                             for m, a, b in self.contention_sizes)
                        + f" ({self.sources.get('contention_beta', 'given')}; the power law beyond)")
+        if any(self.settle_factors):
+            out.append("a scale-in's transient after its first superstep = "
+                       + ", ".join(f"{f:.2f}" for f in self.settle_factors) + f" ({self.sources.get('settle_factors')})")
         if self.contention_walls:
             out.append("calibration job's steady superstep = " + ", ".join(f"{m:g}: {w:.2f}s" for m, w in self.contention_walls)
                        + " (where a cold target starts)")
@@ -114,6 +121,7 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
     ``jobs`` (each one job's runs at several sizes, :func:`iterflow.model.contention.fit`).
     ``given`` values win, a parameter nothing measured is its :data:`PRIORS` value."""
     ups, downs, relayout, cold, cold_in = [], [], [], [], []
+    settle: list[list[float]] = []  # per scale-in, the transient's factors after its first superstep
     for h in histories:
         for k, r in enumerate(h):
             a, d = r.actuated, r.decided
@@ -124,9 +132,12 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
                     ups.append(a.actuation_seconds)
                 relayout.append(a.relayout_seconds)
             c = r.predicted.cold_seconds
-            if c is not None and k > 0 and r.wall_seconds > c:
+            if c is not None and k > 0 and r.wall_seconds > c and is_cold(r, h[k - 1]):
                 # fresh executors' JIT after a scale-out; only the lost cache after a scale-in
-                (cold_in if r.executors < h[k - 1].executors else cold).append(c / (r.wall_seconds - c))
+                scale_in = r.executors < h[k - 1].executors
+                (cold_in if scale_in else cold).append(c / (r.wall_seconds - c))
+                if scale_in:
+                    settle.append(_transient(h, k))
     found = {"register_seconds": (median(ups), len(ups), "scale-outs' actuation_seconds"),
              "remove_seconds": (median(downs), len(downs), "scale-ins' actuation_seconds"),
              "relayout_seconds": (median(relayout), len(relayout), "rescales' relayout_seconds"),
@@ -146,7 +157,22 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
         else:
             values[key], sources[key] = PRIORS[key], "prior: nothing recorded measures it"
     given_slow = given and any(given.get(k) is not None for k in ("contention_beta", "contention_overhead"))
-    return Params(**values, sources=sources, contention_sizes=() if given_slow else slow.sizes)
+    factors = tuple(median([f[a] for f in settle]) for a in range(SETTLE_MOST - 1)) if settle else ()
+    sources["settle_factors"] = f"learned: median of {len(settle)} scale-ins' cold supersteps after their first"
+    return Params(**values, sources=sources, contention_sizes=() if given_slow else slow.sizes,
+                  settle_factors=factors if any(factors) else ())
+
+
+def _transient(h: Sequence[SuperstepRecord], k: int) -> list[float]:
+    """cold_seconds / rest of the supersteps after the scale-in's first (at ``k``) that its run
+    found still cold (:func:`~iterflow.model.live.settling`), 0 from the first that settled."""
+    out = []
+    for prev, r in zip(h[k:], h[k + 1:k + SETTLE_MOST]):
+        c = r.predicted.cold_seconds
+        if r.superstep != prev.superstep + 1 or r.executors != prev.executors or c is None or not r.wall_seconds > c:
+            break
+        out.append(c / (r.wall_seconds - c))
+    return out + [0.0] * (SETTLE_MOST - 1 - len(out))
 
 
 @dataclass
@@ -220,6 +246,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     E, joins, asked = int(executors), [], None   # joins: seconds until each pending executor registers
     parts = partitions_for(start_parts, E * cores)
     history: list[SuperstepRecord] = []
+    age_in = 0  # supersteps since a scale-in (1: its first), 0 where none is settling
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
         t = 0.0
@@ -232,8 +259,15 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
         rec = SuperstepRecord(Ran(step.superstep, wall, E, E * cores, parts, step.delta, step.work),
                               stats=Stats(stage_tasks=tasks or "[]"))
         prev = history[-1] if history else None
-        if is_cold(rec, prev):
-            factor = params.cold_in_factor if prev is not None and E < prev.executors else params.cold_factor
+        age_in = 1 if is_cold(rec, prev) and E < prev.executors else (age_in + 1 if age_in and not is_cold(rec, prev) else 0)
+        factor = 0.0
+        if age_in == 1:
+            factor = params.cold_in_factor
+        elif is_cold(rec, prev):
+            factor = params.cold_factor
+        elif 2 <= age_in <= len(params.settle_factors) + 1:
+            factor = params.settle_factors[age_in - 2]
+        if factor:
             rec = rec.with_(ran=Ran(step.superstep, wall * (1 + factor), E, E * cores, parts,
                                     step.delta, step.work))
         rec = rec.with_(predicted=Predicted(cold_seconds=feed(model, rec, history, warm, tasks, model.fitted)))
