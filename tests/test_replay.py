@@ -182,3 +182,19 @@ def test_a_zero_sample_is_not_shrunk_into_an_error():
     m.observe_many([(4, 1.0, 0.0, None)])  # an earlier run's row without its wall time
     m.observe(4, 1.0, 0.0)
     assert m.ratios()[4.0] == 0.0
+
+
+def test_earlier_runs_are_compared_where_this_run_is_in_work():
+    """WCC: earlier runs' last supersteps (the deep tail, work ~1) ran every size about as the
+    replay says, but where this run is (work 10) 1 slot ran 2x what the replay says. The level and
+    shape come from the earlier supersteps nearest this run's work, not from their last ones (stop
+    38w2: read from the last ones, 2 executors looked ~1.3x slower than 3 where they ran ~1.05x;
+    ``efficiency`` kept 3 for the whole tail)."""
+    tasks = stages([0.2, 0.2])  # this run's superstep at 2 slots: 0.2 s in tasks, 0.3 s outside
+    m = ReplayModel()
+    m.observe_many([(1, 10.0, 1.4, None)] * 5 + [(2, 10.0, 0.5, None)] * 5
+                   + [(1, 1.0, 0.34, None)] * 5 + [(2, 1.0, 0.32, None)] * 5)
+    for _ in range(3):
+        m.observe(2, 10.0, 0.5, tasks)
+    assert m.predict_seconds(2, 10.0) == pytest.approx(0.5)
+    assert m.predict_seconds(1, 10.0) == pytest.approx(1.4, rel=0.05)  # what 1 slot ran there
