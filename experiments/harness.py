@@ -140,6 +140,13 @@ class Run:
     output: Any = None
     result_seconds: float = 0.0  # after the last barrier: the result secured (reliably checkpointed)
     extra: dict[str, Any] = field(default_factory=dict)
+    free: Any = field(default=None, repr=False)  # the driver's RunResult.release
+
+    def release(self) -> None:
+        """Free the run's final state and last copy on the executors (``RunResult.release``)."""
+        if self.free is not None:
+            self.free()
+        self.output = self.free = None
 
     @property
     def later(self) -> pd.DataFrame:
@@ -246,7 +253,7 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
     done = time.perf_counter()
     table = eventlog_check(spark, args, _spans(res.supersteps, starts, ends), first_job)
     run = Run(table, dict(labels), starts.get(1, t0) - t0, tracker.run_id, res.output,
-              result_seconds=done - max(ends.values(), default=done))
+              result_seconds=done - max(ends.values(), default=done), free=res.release)
     tracker.mlflow.log_metrics({k: v for k, v in run.row().items() if k in (
         "runtime", "ss1_seconds", "job_seconds", "executor_seconds", "init_seconds", "superstep_median")})
     if not args.sklearn_model and hasattr(driver.model, "to_dict") and driver.model.fitted:
@@ -268,10 +275,13 @@ class Collector:
     def run(self, spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
             labels: dict[str, Any], start: int | None, verbose: bool = True,
             past: Sequence[pd.DataFrame] = (), model: Any = None, cluster_past: Sequence[Any] = (),
-            **row: Any) -> Run:
-        """:func:`tracked_run`, then free the program's inputs and keep the run's figures."""
+            keep_output: bool = False, **row: Any) -> Run:
+        """:func:`tracked_run`, then free the program's inputs -- and its final state, unless
+        ``keep_output`` (then :meth:`Run.release` it once read) -- and keep the run's figures."""
         run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose,
                           past=past, model=model, cluster_past=cluster_past)
+        if not keep_output:
+            run.release()
         program.release()  # its own cached inputs; the shared graph or points stay
         self.add(run, **row)
         return run
@@ -396,7 +406,7 @@ def warm_up(spark: Any, program: IterativeProgram, args: argparse.Namespace, exe
     driver = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False,
                              start_executors=executors or args.workers)
     t0 = time.perf_counter()
-    driver.run(program)
+    driver.run(program).release()  # its final state and last copy: not left cached for the next runs
     program.release()
     print(f"  warm-up {program.name}: {time.perf_counter() - t0:.1f}s", flush=True)
 

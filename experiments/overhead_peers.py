@@ -133,6 +133,7 @@ def main() -> int:
 
     def track(prog: Any, job: str, rep: int, executors: int | None = None) -> Any:
         return runs.run(spark, StaticPolicy(), prog, args=args, start=executors or args.workers, verbose=False,
+                        keep_output=True,  # read for the correctness check, then released
                         labels={"experiment": NAME, "job": job, "policy": "static", "rep": rep})
 
     with cluster(args) as (_, spark, note):
@@ -157,6 +158,7 @@ def main() -> int:
                         if system == "iterflow":
                             run = track(PageRank(g, max_iterations=n), job, rep, e)
                             ours = run.output.toPandas().set_index("id")["value"]
+                            run.release()
                             rows.append(iterflow_row(job, rep, run))
                             continue
                         act.set_executors(e)
@@ -181,6 +183,7 @@ def main() -> int:
                 def ours_kmeans() -> None:
                     run = track(KMeans(pts, K, init_centers=centers, max_iterations=n, tol=0.0), "kmeans", rep)  # stops where MLlib (epsilon 0) does
                     got["centers"] = run.output.toPandas().sort_values("cluster").drop(columns="cluster").to_numpy()
+                    run.release()
                     still = run.table.index[run.table["delta"] == 0]
                     got["iters"] = int(run.table.loc[still[0], "superstep"]) if len(still) else n
                     rows.append(iterflow_row("kmeans", rep, run))
@@ -210,6 +213,7 @@ def main() -> int:
                 def ours_wcc() -> None:
                     run = track(WeaklyConnectedComponents(g), "wcc", rep)
                     got["components"] = run.output.select("value").distinct().count()
+                    run.release()
                     # rounds of label propagation: iterflow computes the first (every vertex hears
                     # its neighbours' ids) while preparing its input, GraphX in its Pregel loop
                     got["supersteps"] = len(run.table) + 1

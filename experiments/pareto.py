@@ -149,7 +149,7 @@ def main() -> int:
                     warm = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False,
                                            start_executors=start)
                     w = make(2)
-                    warm.run(w)
+                    warm.run(w).release()
                     w.release()
                     run = runs.run(spark, p, make(), args=args, start=start, past=past, model=model,
                                    cluster_past=cluster_past, verbose=False,

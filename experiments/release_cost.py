@@ -109,7 +109,7 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     warm = IterationDriver(spark, StaticPolicy(), partitions=args.partitions, collect_stats=False,
                            start_executors=args.workers)
     p = PageRank(g, max_iterations=2)
-    warm.run(p)
+    warm.run(p).release()
     p.release()
     schedule, supersteps = JOBS[args.job]
     driver = IterationDriver(spark, Schedule(schedule), partitions=args.partitions, start_executors=args.workers,
@@ -119,6 +119,7 @@ def one_run(spark: Any, g: Any, args: Any, mode: str, rep: int) -> dict[str, Any
     prog = program(args.job, g, supersteps)
     res = driver.run(prog)
     took = time.perf_counter() - t0
+    res.release()
     prog.release()
     t = res.supersteps.set_index("superstep")
     if len(t) != supersteps:

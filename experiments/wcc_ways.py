@@ -53,8 +53,10 @@ def side_by_side(doc: str, name: str, ways: dict[str, Way],
                     make, inside = ways[way]
                     with inside():
                         run = runs.run(spark, StaticPolicy(), make(g), args=args, start=e, verbose=False,
-                                       labels={"experiment": name, "job": "wcc", "policy": way, "rep": rep})
+                                       labels={"experiment": name, "job": "wcc", "policy": way, "rep": rep},
+                                       keep_output=True)
                         labels = run.output.toPandas().set_index("id")["value"].sort_index()
+                        run.release()
                     reference = labels if reference is None else reference
                     row = {"way": way, "executors": e, "rep": rep, "job_seconds": run.job_seconds,
                            **{k: f(run.table) for k, f in figures.items()},

@@ -144,3 +144,21 @@ def test_policy_is_consulted_at_every_barrier_and_its_partition_change_is_made(s
     assert list(t["partitions"]) == [2, 2, 3, 3] and t["partitions_after"].iloc[1] == 3
     assert spark.conf.get("spark.sql.shuffle.partitions") == "3"  # later shuffles use the new count
     assert [(s, d) for s, d, _ in policy.log] == [(2, "same")]  # the change is in the log
+
+
+def test_a_released_result_leaves_nothing_cached_on_the_executors(spark):
+    """A session running job after job: each run left its final state cached (and its last
+    checkpoint copy), and a later scale-in's decommissioned executors moved every stale block
+    to the ones left (stop 39). Released, the executors cache what they cached before the run."""
+    sc = spark.sparkContext
+
+    def cached() -> list[tuple[int, int]]:
+        return sorted((i.id(), i.numCachedPartitions()) for i in sc._jsc.sc().getRDDStorageInfo()
+                      if i.numCachedPartitions() > 0)
+
+    before = cached()
+    res = IterationDriver(spark, checkpoint_interval=2).run(Halving(max_iterations=5))
+    assert res.output.count() == 64
+    assert len(cached()) > len(before), "the run's final state should be cached until released"
+    res.release()
+    assert cached() == before

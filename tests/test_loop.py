@@ -66,6 +66,21 @@ def test_model_learns_steady_supersteps_only_and_prices_the_cold_one():
     assert res.records[2].actuated.pause_seconds == pytest.approx(0.5 + res.records[2].actuated.relayout_seconds)
 
 
+def test_releasing_a_result_frees_the_final_state_and_deletes_the_last_anchor():
+    """A session that runs job after job must not keep every run's final state and last copy
+    (stop 39: 12 MB a WCC run, moved by every later decommission)."""
+    driver, engine, _ = make(checkpoint_interval=2)
+    res = driver.run(Doubling(max_iterations=5))
+    final = [f for f in engine.made if not getattr(f, "reliable", False)]
+    anchor = driver.recovery.anchor.state.frames.values()
+    assert res.output == 5.0 and final and all(engine.readable(f) for f in [*final, *anchor])
+    res.release()
+    assert not any(engine.readable(f) for f in final), "the final state's blocks are freed"
+    assert not any(engine.readable(f) for f in anchor), "the last anchor's copy is deleted"
+    assert res.output is None and driver.recovery.anchor is None
+    res.release()  # twice: nothing left to free
+
+
 def test_a_lost_executor_rewinds_to_the_anchor_and_replays():
     driver, engine, _ = make(checkpoint_interval=2)
     engine.fail.add("superstep-5")  # the barrier of superstep 5 loses an executor once

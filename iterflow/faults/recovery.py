@@ -141,6 +141,14 @@ class Recovery:
         if gone:
             self.engine.discard(State({str(k): df for k, df in enumerate(gone)}, {}))
 
+    def forget(self) -> None:
+        """The run is over and its result used: the anchor's copy and the old ones the run still
+        carried are deleted (files and cache); a rewind is no longer possible."""
+        old = [*(self.anchor.state.frames.values() if self.anchor is not None else ()), *self._carried]
+        self.anchor, self._carried = None, []
+        if old:
+            self.engine.discard(State({str(k): df for k, df in enumerate(old)}, {}))
+
     def copy_of(self, state: State) -> State | None:
         """The anchor's state where it is ``state`` or a copy of it (files that outlive any
         executor), else ``None``."""
