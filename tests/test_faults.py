@@ -366,9 +366,13 @@ def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, grap
     args = ["run", "pagerank", "--input", str(graph_file), "--iterations", str(PR_ITERATIONS), "--output", str(out),
             "--checkpoint-interval", "2", "--workers", "2"]
     env, mark = own_env(cli_env, tmp_path / "home")
+    scratch = tmp_path / "tmp"  # the driver's temporary files, its work dir among them
+    scratch.mkdir()
+    env["TMPDIR"] = str(scratch)
     run = CliRun(args, env)
     run_id = run.run_id()
     run.wait_for(run.superstep_done(3), timeout=300)
+    assert list(scratch.glob("iterflow-driver-*")), "the driver's work dir should be there while it runs"
     assert jvms_marked(mark), "the run's JVMs should be up"
     run.proc.send_signal(signal.SIGKILL)
     run.finish(timeout=30)
@@ -378,6 +382,10 @@ def test_driver_killed_then_resumed_gives_the_uninterrupted_result(cli_env, grap
     while jvms_marked(mark) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not jvms_marked(mark), f"JVMs of the killed run left running: {jvms_marked(mark)}"
+    # ... and its work dir with them (the watchdog removes it after the daemons)
+    while list(scratch.glob("iterflow-driver-*")) and time.monotonic() < deadline + 30:
+        time.sleep(0.5)
+    assert not list(scratch.glob("iterflow-driver-*")), "the killed driver's work dir was left behind"
     # no output presented as complete; the run's last checkpoint is on disk
     assert not out.exists()
     run_dir = tmp_path / "home" / "runs" / run_id

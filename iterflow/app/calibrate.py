@@ -223,7 +223,7 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
     from iterflow.cluster.session import build_session, stop_session
     from iterflow.errors import InputError
 
-    with cluster_for(spec) as (master, cores, note), tempfile.TemporaryDirectory(prefix="iterflow-driver-") as wd:
+    with tempfile.TemporaryDirectory(prefix="iterflow-driver-") as wd, cluster_for(spec, wd) as (master, cores, note):
         most = max_executors or (cores // spec.cores_per_worker if cores else None)
         if not most:
             raise InputError("--max-executors: needed with --master (how many executors the cluster can give)")

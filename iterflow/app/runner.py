@@ -29,10 +29,11 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
+def cluster_for(spec: JobSpec, scratch: str | None = None) -> Iterator[tuple[str, int | None, str]]:
     """Yield ``(master, total_cores, note)``: spark-submit's master when spark-submit started
     this process, the given master, the running embedded cluster, or a LocalCluster started
-    for this run and stopped afterwards."""
+    for this run and stopped afterwards -- and, with its daemons, ``scratch`` (the driver's work
+    dir) removed should this process be SIGKILLed."""
     if under_spark_submit():
         master = (submitted_conf() or {}).get("spark.master", "")
         if spec.master and spec.master != master:
@@ -53,7 +54,7 @@ def cluster_for(spec: JobSpec) -> Iterator[tuple[str, int | None, str]]:
     from iterflow.cluster.watchdog import stop_if_orphaned
 
     with LocalCluster(spec.workers, spec.cores_per_worker, spec.memory, spec.cpu_share) as cluster, \
-            stop_if_orphaned(cluster):  # stops it even if this process is SIGKILLed
+            stop_if_orphaned(cluster, [scratch] if scratch else []):  # even if this process is SIGKILLed
         note = f"embedded LocalCluster {cluster.master_url}, {spec.workers} workers x {spec.cores_per_worker} cores"
         if cluster.cpu_share_note:
             note += f"; {cluster.cpu_share_note}"
@@ -273,8 +274,8 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
 
     spec.validate()
     store = RunStore.reopen(run_id, spec) if resume and run_id else RunStore.create(run_id, spec)
-    with store.recording(), cluster_for(spec) as (master, cores, note), \
-            tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir:
+    with store.recording(), tempfile.TemporaryDirectory(prefix="iterflow-driver-") as work_dir, \
+            cluster_for(spec, work_dir) as (master, cores, note):
         if on_start:
             on_start(note)
         # executors the cluster can hold (a detached cluster may have more workers than --workers)

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 DONE = b"done\n"
 
@@ -72,11 +72,13 @@ def stop_orphans(pgids: list[int], paths: list[str], grace: float = 15.0) -> Non
 
 
 @contextlib.contextmanager
-def stop_if_orphaned(cluster: Any) -> Iterator[None]:
+def stop_if_orphaned(cluster: Any, also: Sequence[str] = ()) -> Iterator[None]:
     """Guard a started LocalCluster for the duration of the block: if this process dies, the
-    watchdog stops the cluster. On a normal exit the cluster is stopped here, then the watchdog
-    is told ``done``."""
+    watchdog stops the cluster and removes its files and ``also`` (the driver's work dir: a
+    SIGKILLed driver's was left in /tmp, one per test session). On a normal exit the cluster is
+    stopped here, then the watchdog is told ``done``."""
     paths = [str(cluster.base_dir)] if getattr(cluster, "_own_dir", False) else []
+    paths += [str(p) for p in also]
     try:
         from iterflow.cluster import auth  # the cluster's secret file goes too
 
