@@ -63,7 +63,7 @@ class RunResult:
         """Free what the run left on the executors once its output was used: the final state's
         blocks and the last anchor's copy (cache and files). The output cannot be read after.
         Why: in a session that runs job after job (a notebook, the experiments) every run left
-        its final state cached -- ~12 MB for WCC on R-MAT 19, 37 MB after three runs -- and a
+        its final state cached -- 12.4 MB for WCC on R-MAT 19, +37 MB after three runs -- and a
         later scale-in's decommissioned executors moved every stale block to the ones left:
         the Pareto sessions' releases ran 2-5x slow for as long as that took (stop 39)."""
         if self.free is not None:
@@ -239,8 +239,8 @@ class IterationDriver:
             self.engine.release(final, keep=State({}, {}))
             self.recovery.forget()
 
-        return RunResult(program.result(state), history, converged, program.name,
-                         recompute=lambda: program.result(self.recovery.secured(program, final, history)), free=free)
+        return RunResult(program.result(state), history, converged, program.name, free=free,
+                         recompute=lambda: program.result(self.recovery.secured(program, final, history)))
 
     def _start(self, program: IterativeProgram, plan: RunPlan, fresh: bool = True) -> None:
         """Before the program loads its input: the warm start from earlier runs (the model

@@ -234,12 +234,13 @@ class ReplayModel:
         return relative_median(np.array([p.replay(slots, work, self.contention, self.cost)
                                          for p in self.nearest(work)]))
 
-    def _ratio_of(self, slots: float, obs: list[tuple[float, float]]) -> float:
-        """Measured / replayed over ``obs``'s latest ``keep`` (this run's), or over the ``keep``
-        nearest in work to where this run is (earlier runs': see :meth:`ratios`)."""
-        if self.work_now is not None and self.work_now > 0 and len(obs) > self.keep and obs is not self.times.get(slots):
+    def _ratio_of(self, slots: float, obs: list[tuple[float, float]], near: bool = False) -> float:
+        """Measured / replayed over ``obs``'s latest ``keep`` (this run's); ``near``: over the
+        ``keep`` nearest in work to where this run is (earlier runs', see :meth:`ratios`)."""
+        if near and self.work_now is not None and self.work_now > 0 and len(obs) > self.keep:
             lw = math.log(self.work_now)
-            order = sorted(range(len(obs)), key=lambda k: (abs(math.log(obs[k][0]) - lw) if obs[k][0] > 0 else math.inf, -k))
+            order = sorted(range(len(obs)), key=lambda k: (
+                abs(math.log(obs[k][0]) - lw) if obs[k][0] > 0 else math.inf, -k))
             obs = [obs[k] for k in sorted(order[:self.keep])]
         meas = np.array([s for _, s in obs[-self.keep:]])
         rep = np.array([self._replayed(slots, w) for w, _ in obs[-self.keep:]])
@@ -274,7 +275,7 @@ class ReplayModel:
         if self._ratios is not None:
             return self._ratios
         raw = {s: self._ratio_of(s, obs) for s, obs in self.times.items() if obs}
-        past = {s: self._ratio_of(s, obs) for s, obs in self.before.items() if obs}
+        past = {s: self._ratio_of(s, obs, near=True) for s, obs in self.before.items() if obs}
         self._ratios = _merged({s: self._shrunk(s, raw, past) for s in raw}, past)
         return self._ratios
 

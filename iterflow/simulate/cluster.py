@@ -74,7 +74,8 @@ class Params:
                        + f" ({self.sources.get('contention_beta', 'given')}; the power law beyond)")
         if any(self.settle_factors):
             out.append("a scale-in's transient after its first superstep = "
-                       + ", ".join(f"{f:.2f}" for f in self.settle_factors) + f" ({self.sources.get('settle_factors')})")
+                       + ", ".join(f"{f:.2f}" for f in self.settle_factors)
+                       + f" ({self.sources.get('settle_factors')})")
         if self.contention_walls:
             out.append("calibration job's steady superstep = " + ", ".join(f"{m:g}: {w:.2f}s" for m, w in self.contention_walls)
                        + " (where a cold target starts)")
@@ -259,11 +260,12 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
         rec = SuperstepRecord(Ran(step.superstep, wall, E, E * cores, parts, step.delta, step.work),
                               stats=Stats(stage_tasks=tasks or "[]"))
         prev = history[-1] if history else None
-        age_in = 1 if is_cold(rec, prev) and E < prev.executors else (age_in + 1 if age_in and not is_cold(rec, prev) else 0)
+        cold = is_cold(rec, prev)
+        age_in = 1 if cold and E < prev.executors else (age_in + 1 if age_in and not cold else 0)
         factor = 0.0
         if age_in == 1:
             factor = params.cold_in_factor
-        elif is_cold(rec, prev):
+        elif cold:
             factor = params.cold_factor
         elif 2 <= age_in <= len(params.settle_factors) + 1:
             factor = params.settle_factors[age_in - 2]
