@@ -348,6 +348,20 @@ def _repeats(previous: SuperstepRecord, record: SuperstepRecord) -> bool:
             and b.executors_requested >= a.executors_requested)
 
 
+def cold_run(history: Sequence[SuperstepRecord], k: int) -> list[SuperstepRecord]:
+    """The supersteps right after ``history[k]`` that ran cold one after the other at its size
+    (each with its ``cold_seconds``), up to one that rescaled: after a release's first
+    superstep, the rest of its transient (:func:`~iterflow.model.live.settling`)."""
+    out: list[SuperstepRecord] = []
+    for prev, r in zip(history[k:], history[k + 1:]):
+        if r.superstep != prev.superstep + 1 or r.executors != prev.executors or r.predicted.cold_seconds is None:
+            break
+        out.append(r)
+        if r.decided is not None and r.decided.decision in ("up", "down"):
+            break
+    return out
+
+
 def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = None) -> list[float]:
     """What each rescale in ``history`` cost in wall seconds: its pause at the barrier plus
     the cold excess of the superstep after it (``cold_seconds``) -- for a scale-out that did
@@ -380,12 +394,9 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
             # still coming, or just arrived (their first superstep is the next): the account is open
             coming = a is not None and bool(a.executors_pending or a.executors_arrived) and not rescaled
             if not coming:
-                after = history[j + 1] if j + 1 < len(history) else None
-                if not released or rescaled or after is None or after.superstep != nxt.superstep + 1 \
-                        or after.executors != nxt.executors or after.predicted.cold_seconds is None:
-                    break
-                prev = nxt  # a release's transient goes on (:func:`~iterflow.model.live.settling`)
-                continue
+                if released and not rescaled:  # the release's transient goes on
+                    pause += sum(x.predicted.cold_seconds for x in cold_run(history, j))
+                break
             pause += a.pause_seconds or 0.0
             prev = nxt
         if not coming:  # a scale-out whose executors are still coming has no price yet

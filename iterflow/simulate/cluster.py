@@ -36,7 +36,7 @@ import numpy as np
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
-from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold
+from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, cold_run, is_cold
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
 from iterflow.model.replay import ReplayModel, makespan
@@ -168,9 +168,9 @@ def _transient(h: Sequence[SuperstepRecord], k: int) -> list[float]:
     """cold_seconds / rest of the supersteps after the scale-in's first (at ``k``) that its run
     found still cold (:func:`~iterflow.model.live.settling`), 0 from the first that settled."""
     out = []
-    for prev, r in zip(h[k:], h[k + 1:k + SETTLE_MOST]):
+    for r in cold_run(h[:k + SETTLE_MOST], k):
         c = r.predicted.cold_seconds
-        if r.superstep != prev.superstep + 1 or r.executors != prev.executors or c is None or not r.wall_seconds > c:
+        if not r.wall_seconds > c:
             break
         out.append(c / (r.wall_seconds - c))
     return out + [0.0] * (SETTLE_MOST - 1 - len(out))
