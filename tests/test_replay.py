@@ -198,3 +198,20 @@ def test_earlier_runs_are_compared_where_this_run_is_in_work():
         m.observe(2, 10.0, 0.5, tasks)
     assert m.predict_seconds(2, 10.0) == pytest.approx(0.5)
     assert m.predict_seconds(1, 10.0) == pytest.approx(1.4, rel=0.05)  # what 1 slot ran there
+
+
+def test_a_size_measured_before_is_replayed_from_its_own_supersteps():
+    """Earlier runs measured WCC's heavy supersteps at 1 executor (3.5-3.8 s) and at 4; carried
+    from 4 slots to 1 through the cluster's task slow-down, their tasks read the heavy phase at
+    1.5-1.9 s at 1 executor (stop 39w2), and ``fastest`` planned 3 executors for the whole run
+    as if they cost what 1 does. The profiles nearest in size as well as work are replayed, and
+    each size keeps its own (``remember`` per size: the later runs at 4 do not push out 1's)."""
+    m = ReplayModel(keep=3, remember=5)
+    rows = [(1, 1000.0, 4.5, stages([1.0] * 4))] * 3 + [(1, 1.0, 0.6, stages([0.1] * 4))] * 2
+    # at 4 slots the heavy tasks ran a quarter as long each (not what the task slow-down says)
+    rows += [(4, 1000.0, 0.9, stages([0.25] * 4)), (4, 1.0, 0.35, stages([0.05] * 4))] * 3
+    m.observe_many(rows)
+    assert sum(p.slots == 1 for p in m.profiles) == 5 and sum(p.slots == 4 for p in m.profiles) == 5
+    assert m.predict_seconds(1, 1000.0) == pytest.approx(4.5, rel=0.05)
+    assert m.predict_seconds(4, 1000.0) == pytest.approx(0.9, rel=0.05)
+    assert m.predict_seconds(1, 1.0) == pytest.approx(0.6, rel=0.05)
