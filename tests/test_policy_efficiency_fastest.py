@@ -101,12 +101,39 @@ def test_fastest_leaves_room_in_the_budget_for_the_rescale_itself():
 
 
 def test_fastest_scales_in_at_once_when_over_budget():
-    m = FakeModel(1.0, 0.01)
-    hist = flat(3, 8, m)  # ran at 8 (more executor-seconds than 4 would have spent)
+    """Ran at 16 (far more executor-seconds than 4 would have spent): even one more superstep
+    there and the cheapest rest after it is over the budget by more than the model's error."""
+    m = FakeModel(5.0, 0.01)
+    hist = flat(3, 16, m)
     p = FastestPolicy(4, max_executors=16, max_iterations=12, wait_count=3, cooldown=5, warmup=0,
                       scale_in_seconds=0)
     r = p.decide(**H(hist, m))
-    assert r.executors is not None and r.executors < 4 and "over budget at 8" in r.reason
+    assert r.executors is not None and r.executors < 4 and "over budget at 16" in r.reason
+
+
+def test_fastest_keeps_its_size_for_a_heavy_superstep_a_small_overshoot_away():
+    """WCC's heavy phase at 3 executors, the tail at 1 (stop40w): the budget re-predicted at a
+    barrier fell short by a fraction of a superstep, and the plan within it released 3 -> 1
+    before the last heavy superstep, which then ran 3.8 s at 1 executor. Keeping 3 for it and
+    the tail at 1 is faster and over the budget by less than the model's error: kept. Far over
+    (a smaller budget), the release is made at once."""
+    m = FakeModel(0.8, 2e-5)  # WCC at 1 executor: 0.8 s plus the heavy phase's work
+    works = [100_000.0, 136_000.0, 143_000.0, 122_000.0, 23_000.0] + [20.0] * 28
+    hist = [row(i, 3, m.predict_seconds(3, w), w) for i, w in enumerate(works[:3], start=1)]
+
+    def decide(budget: float):
+        p = FastestPolicy(1, budget=budget, max_executors=4, wait_count=3, cooldown=5, warmup=0,
+                          scale_in_seconds=0)
+        p.repeat = works  # a repeat of an earlier run of the input (plan_start sets it)
+        return p.decide(**H(hist, m))
+
+    # 1.15x the baseline: the full-budget plan starts at 1 (all at 1: 26.9 s for 27 executor-seconds of
+    # 28); 3 for the heavy superstep, the tail at 1: 25.3 s for 29 -- within the model's 5 %
+    held = decide(1.15)
+    assert held.executors in (None, 3) and "within the model's error of the budget" in held.reason
+    assert "plan 1..1" in held.reason
+    short = decide(1.05)  # 24 executor-seconds left: the hold is 5 over, 20 %
+    assert short.executors == 1 and "over budget at 3" in short.reason
 
 
 def _fitted_resource_model(a: float = 2.0, b: float = 0.1) -> ResourceModel:
