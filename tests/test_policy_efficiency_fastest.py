@@ -215,3 +215,29 @@ def test_efficiency_sizes_by_the_rest_of_the_run_not_the_next_superstep():
     assert "of the ~17 left" in r.reason and "release to 2" in r.reason
     flat_work = EfficiencyPolicy(max_executors=4, max_iterations=20, **QUICK).decide(**H(flat(3, 4, m, work=27_000), m))
     assert flat_work.executors is None and "keep 4" in flat_work.reason  # the same next superstep, flat: kept
+
+
+def test_fastest_weighs_a_release_by_its_price_against_holding():
+    """The full-budget plan releases 3 -> 1 for the heavy superstep and spends what that saves on
+    the tail at 2; keeping 3 one more superstep is slower by less than a release costs (one more
+    superstep at 1 executor moving the removed executors' state: stop40w2 ran it 4.9 s where
+    static-1 ran 3.8 s). Free releases: released; priced at 1 s: kept."""
+    class Table(FakeModel):
+        T = {2.0: {1: 3.0, 2: 2.0, 3: 1.2}, 1.0: {1: 1.0, 2: 0.55, 3: 0.5}}  # work -> size -> seconds
+
+        def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+            return self.T[work][int(round(scale_out))]
+
+    m = Table()
+    works = [2.0] * 3 + [1.0] * 6  # three heavy supersteps, a tail of six
+    hist = [row(i, 3, m.predict_seconds(3, w), w) for i, w in enumerate(works[:2], start=1)]
+
+    def decide(price: float):
+        p = FastestPolicy(1, budget=1.13, max_executors=3, wait_count=3, cooldown=5, warmup=0,
+                          scale_in_seconds=price)
+        p.repeat = works
+        return p.decide(**H(hist, m))
+
+    free, priced = decide(0.0), decide(1.0)
+    assert free.executors == 1 and "over budget at 3" in free.reason
+    assert priced.executors in (None, 3) and "faster than the plan and its release (1.0s" in priced.reason

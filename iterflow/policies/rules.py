@@ -292,8 +292,10 @@ class EfficiencyPolicy(AdaptivePolicy):
 
 
 # A release the full-budget plan asks for is not made while keeping the current size one more
-# superstep and planning the rest within what is left is faster and over the budget by no more
-# than the model's own error (this share of the budget where none was measured; at most
+# superstep and planning the rest within what is left is faster (than the plan plus the release's
+# price, :meth:`~iterflow.policies.prices.RescalePrices.scale_in_prices`: stop40w2's release in
+# the heavy phase ran its next superstep 4.9 s at 1 executor, static-1 3.8 s) and over the
+# budget by no more than the model's own error (this share of the budget where none was measured; at most
 # HOLD_ERROR_MOST). Why: the budget is a prediction of the baseline's rest; WCC's read 30.7,
 # then 25.3 executor-seconds at consecutive barriers where static-1 ran 32.6 and 29.2, and
 # ``fastest`` released 3 -> 1 in the heavy phase for an overshoot of ~0.2 executor-seconds;
@@ -376,11 +378,12 @@ class FastestPolicy(AdaptivePolicy):
         if first_full < ctx.current:
             held = self._held(S, E, fc.weights, budget, ctx.current)
             slack = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST) * max(budget, 0.0)
-            if held is not None and held[0] < t_full and held[1] <= budget + slack:
+            price, how = self.scale_in_prices(ctx.history, [first_full], ctx.current)  # the release's, held not
+            if held is not None and held[0] < t_full + float(price[0]) and held[1] <= budget + slack:
                 return Want(ctx.current, f"{head}; {ctx.current} for the next superstep and the rest planned within "
                                          f"what is left: {held[0]:.1f}s for {held[1]:.0f} executor-seconds, faster "
-                                         f"and within the model's error of the budget (+{slack:.0f}): keep "
-                                         f"{ctx.current}")
+                                         f"than the plan and its release ({float(price[0]):.1f}s, {how}) and within "
+                                         f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
 
