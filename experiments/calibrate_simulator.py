@@ -63,6 +63,8 @@ def main() -> None:
                     help="the ideal_share the tables' efficiency runs were made with (default 0: every table "
                          "recorded before EfficiencyPolicy had it, pareto_stop36w's included)")
     args = ap.parse_args()
+    if not all(c.isalnum() or c in "_.-" for c in args.tag):
+        ap.error(f"--tag {args.tag!r}: letters, digits, '_', '.' and '-' only (it names files in {RESULTS})")
     sources = [(t, PARETO if t.startswith("pareto") else {}) for t in args.tables.split(",")] if args.tables else SOURCES
     sources = [(t, {**o, "efficiency": {**o.get("efficiency", {}), "ideal_share": args.ideal_share}})
                for t, o in sources]
