@@ -17,7 +17,7 @@ from iterflow.model.live import LiveModel
 from iterflow.model.replay import ReplayModel
 from iterflow.policies import FastestPolicy, Rebalancing, TargetPolicy, Want
 from iterflow.policies.forecast import last_run
-from iterflow.policies.rules import fastest_plan
+from iterflow.policies.fastest import fastest_plan
 
 
 class Linear:

@@ -250,7 +250,7 @@ class ReplayModel:
         return self._cost
 
     def _replayed(self, slots: float, work: float) -> float:
-        """Relative median over the profiles nearest in work (a straggler cannot drag it)."""
+        """Relative median over the profiles nearest in work and size (a straggler cannot drag it)."""
         return relative_median(np.array([p.replay(slots, work, self.contention, self.cost)
                                          for p in self.nearest(work, slots)]))
 

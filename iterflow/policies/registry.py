@@ -22,7 +22,8 @@ from typing import Any
 from iterflow.policies.base import AdaptivePolicy
 from iterflow.policies.core import Policy, StaticPolicy
 from iterflow.policies.dynamic import DynamicAllocationPolicy
-from iterflow.policies.rules import EfficiencyPolicy, FastestPolicy, TargetPolicy
+from iterflow.policies.fastest import FastestPolicy
+from iterflow.policies.rules import EfficiencyPolicy, TargetPolicy
 
 __all__ = ["AdaptivePolicy", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
            "POLICIES", "Policy", "StaticPolicy", "TargetPolicy", "make_policy"]
