@@ -147,6 +147,11 @@ def _merged(now: dict[float, float], past: dict[float, float]) -> dict[float, fl
     return {**{s: r * level for s, r in past.items()}, **now}
 
 
+def _closest(distance: np.ndarray, keep: int) -> list[int]:
+    """Indices of the ``keep`` smallest ``distance``, nearest first, the latest first on a tie."""
+    return [int(k) for k in np.lexsort((-np.arange(distance.size), distance))[:keep]]
+
+
 def correction(measured: dict[float, float], at: float) -> float:
     """Ratio measured / replayed at ``at``: interpolated in log slots between measured sizes,
     flat beyond them, 1 with none."""
@@ -227,19 +232,17 @@ class ReplayModel:
         (a warm start) are kept for that: ``remember`` per size, not in all."""
         if len(self.profiles) <= self.keep:
             return self.profiles
-        key = (float(slots or 0.0), float(work))
+        key = (float(slots or 0.0), float(work or 0.0))
         if key in self._near:
             return self._near[key]
         if self._where is None:
             self._where = np.array([[math.log(p.work) if p.work > 0 else np.nan, math.log(p.slots)]
                                     for p in self.profiles])
         lw = math.log(work) if work and work > 0 else np.nan
-        d = np.abs(self._where[:, 0] - lw)
-        d = np.where(np.isnan(d), 0.0, d)
+        d = np.nan_to_num(np.abs(self._where[:, 0] - lw), nan=0.0)  # an unknown work: no distance
         if slots and slots > 0:
             d = d + np.abs(self._where[:, 1] - math.log(slots))
-        order = np.lexsort((-np.arange(d.size), d))[:self.keep]  # by distance, then the latest
-        self._near[key] = [self.profiles[k] for k in order]
+        self._near[key] = [self.profiles[k] for k in _closest(d, self.keep)]
         return self._near[key]
 
     @property
@@ -258,10 +261,10 @@ class ReplayModel:
         """Measured / replayed over ``obs``'s latest ``keep`` (this run's); ``near``: over the
         ``keep`` nearest in work to where this run is (earlier runs', see :meth:`ratios`)."""
         if near and self.work_now is not None and self.work_now > 0 and len(obs) > self.keep:
-            lw = math.log(self.work_now)
-            order = sorted(range(len(obs)), key=lambda k: (
-                abs(math.log(obs[k][0]) - lw) if obs[k][0] > 0 else math.inf, -k))
-            obs = [obs[k] for k in sorted(order[:self.keep])]
+            w = np.array([o[0] for o in obs], float)
+            d = np.full(w.size, np.inf)
+            d[w > 0] = np.abs(np.log(w[w > 0]) - math.log(self.work_now))  # no work: farthest
+            obs = [obs[k] for k in sorted(_closest(d, self.keep))]
         meas = np.array([s for _, s in obs[-self.keep:]])
         rep = np.array([self._replayed(slots, w) for w, _ in obs[-self.keep:]])
         return float(relative_median(meas / rep))

@@ -106,11 +106,12 @@ class FastestPolicy(AdaptivePolicy):
         if first_full < ctx.current:
             held = self._held(S, E, fc.weights, budget, ctx.current)
             slack = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST) * max(budget, 0.0)
-            price, how = self.scale_in_prices(ctx.history, [first_full], ctx.current)  # the release's, held not
-            if held is not None and held[0] < t_full + float(price[0]) and held[1] <= budget + slack:
+            prices, how = self.scale_in_prices(ctx.history, [first_full], ctx.current)
+            price = float(prices[0])  # the release's; holding pays none
+            if held is not None and held[0] < t_full + price and held[1] <= budget + slack:
                 return Want(ctx.current, f"{head}; {ctx.current} for the next superstep and the rest planned within "
                                          f"what is left: {held[0]:.1f}s for {held[1]:.0f} executor-seconds, faster "
-                                         f"than the plan and its release ({float(price[0]):.1f}s, {how}) and within "
+                                         f"than the plan and its release ({price:.1f}s, {how}) and within "
                                          f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
