@@ -62,11 +62,15 @@ def main() -> None:
     ap.add_argument("--ideal-share", type=float, default=0.0,
                     help="the ideal_share the tables' efficiency runs were made with (default 0: every table "
                          "recorded before EfficiencyPolicy had it, pareto_stop36w's included)")
+    ap.add_argument("--efficiency-rule", choices=("plan", "knee"), default="knee",
+                    help="the rule the tables' efficiency runs were made with (default knee: every table recorded "
+                         "before stop 41; plan: stop 41's and later)")
     args = ap.parse_args()
     if not all(c.isalnum() or c in "_.-" for c in args.tag):
         ap.error(f"--tag {args.tag!r}: letters, digits, '_', '.' and '-' only (it names files in {RESULTS})")
     sources = [(t, PARETO if t.startswith("pareto") else {}) for t in args.tables.split(",")] if args.tables else SOURCES
-    sources = [(t, {**o, "efficiency": {**o.get("efficiency", {}), "ideal_share": args.ideal_share}})
+    sources = [(t, {**o, "efficiency": {**o.get("efficiency", {}), "ideal_share": args.ideal_share,
+                                        "rule": args.efficiency_rule}})
                for t, o in sources]
     out = f"simulator_calibration{'_' + args.tag if args.tag else ''}"
     rows, used = [], []

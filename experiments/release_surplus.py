@@ -7,8 +7,9 @@ the work per superstep falls as components settle. Per repetition, on one cluste
 
 * ``static-max`` -- :class:`~iterflow.policies.registry.StaticPolicy` on all ``--workers`` executors;
 * ``efficiency`` -- :class:`~iterflow.policies.registry.EfficiencyPolicy` starting on all of them,
-  releasing executors whose marginal speedup fell below the threshold (runtime bound 1.1x
-  of static at the maximum, per superstep). Its resource model is warm-started (as
+  the fewest executor-seconds with the run within ``--bound`` of static at the maximum
+  (``--rule plan``, the default), or releasing executors whose marginal speedup fell below
+  ``--threshold`` within that bound held per superstep (``--rule knee``, the rule before stop 41). Its resource model is warm-started (as
   ``iterflow run`` does from its MLflow history) from two profiling runs, static on 1 and on 2
   executors, and the static-max runs so far: a model that has seen only one executor count
   assumes linear scaling and never finds a marginal executor to release (``--cold``: no
@@ -42,8 +43,10 @@ def extra(ap) -> None:
     ap.add_argument("--cold", action="store_true", help="no warm start of the efficiency policy's model")
     ap.add_argument("--tail", type=int, default=None,
                     help="length of the path appended to the graph (default 12 quick, 30 full)")
+    ap.add_argument("--rule", choices=("plan", "knee"), default="plan",
+                    help="efficiency: plan the rest within the bound (default), or the marginal-gain knee")
     ap.add_argument("--threshold", type=float, default=0.1,
-                    help="efficiency: release an executor whose marginal gain is below this")
+                    help="efficiency --rule knee: release an executor whose marginal gain is below this")
     ap.add_argument("--bound", type=float, default=0.1, help="efficiency: runtime bound over static-max")
 
 
@@ -65,7 +68,7 @@ def main() -> int:
             for name in ("static-max", "efficiency"):
                 policy = (StaticPolicy() if name == "static-max" else
                           EfficiencyPolicy(max_executors=args.workers, start_executors=args.workers,
-                                           threshold=args.threshold, slowdown_bound=args.bound))
+                                           rule=args.rule, threshold=args.threshold, slowdown_bound=args.bound))
                 past = [] if args.cold or name == "static-max" else profile.tables + runs.tables
                 run = runs.run(spark, policy, WeaklyConnectedComponents(g), args=args, start=args.workers,
                                past=past, labels={"experiment": NAME, "job": "wcc", "policy": name, "rep": rep})

@@ -186,7 +186,7 @@ def test_hysteresis_ignores_a_flip_flopping_signal():
 
 def test_scale_in_waits_and_takes_the_least_reduction_of_the_streak():
     m = FakeModel(1.0, 0.01)
-    p = EfficiencyPolicy(max_executors=16, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
+    p = EfficiencyPolicy(rule="knee", max_executors=16, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
     hist = []
     out = []
     for i, bw in enumerate([10.0, 1.0, 1.0], start=1):  # wants 14, then 7, 7

@@ -9,7 +9,7 @@ from iterflow.model.resource import ResourceModel
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
 from iterflow.loop.reconfig import Reconfiguration
 
-from fakes import H
+from fakes import H, records
 from policy_fakes import QUICK, FakeModel, row, flat, FakeCluster, total_seconds, executor_seconds, sizes
 
 
@@ -23,11 +23,12 @@ def test_fastest_counts_a_rescale_pause_as_spent():
     assert saved[0] - saved[1] == pytest.approx(50.0 * 4)
 
 
-def test_efficiency_releases_executors_as_work_shrinks_within_the_bound():
+@pytest.mark.parametrize("rule", ["plan", "knee"])
+def test_efficiency_releases_executors_as_work_shrinks_within_the_bound(rule):
     m = FakeModel(1.0, 0.01)
     works = [10_000.0 * 0.6 ** i for i in range(25)]  # a shrinking active set with a long tail
     cluster = FakeCluster(a=1.0, b=0.01)
-    p = EfficiencyPolicy(threshold=0.05, slowdown_bound=0.1, max_executors=16, min_executors=1,
+    p = EfficiencyPolicy(rule=rule, threshold=0.05, slowdown_bound=0.1, max_executors=16, min_executors=1,
                          scale_in_seconds=0)  # free in the fake cluster
     hist = cluster.run(p, 16, works, m)
     e = sizes(hist)
@@ -35,7 +36,56 @@ def test_efficiency_releases_executors_as_work_shrinks_within_the_bound():
     static_max = cluster.run(StaticPolicy(), 16, works)
     assert total_seconds(hist) <= 1.1 * total_seconds(static_max)
     assert executor_seconds(hist) < 0.75 * executor_seconds(static_max)
-    assert any("gains" in reason and "release to" in reason for _, _, reason in p.log)
+    why = "the whole run at max 16" if rule == "plan" else "gains"
+    assert any(why in reason and "release to" in reason for _, _, reason in p.log)
+
+
+def test_efficiency_spends_the_whole_runs_bound_where_executors_gain_least():
+    """A heavy start then a long flat tail where executor #3 gains 20 % over 2 and #4 11 % over
+    3 (0.2 + 0.4/e seconds): the knee keeps 4 (11 % is above its 8.3 %); the plan keeps 4 while
+    the work is heavy and spends the run's 10 % on the tail -- fewer executor-seconds than
+    static at 4, the run within 1.1x of it (WCC's tail at 3-4 executors, stop 40)."""
+    m = FakeModel(0.2, 1e-4)
+    works = [8e4] * 5 + [4e3] * 25
+    static_max = FakeCluster(a=0.2, b=1e-4).run(StaticPolicy(), 4, works)
+    runs = {}
+    for rule in ("plan", "knee"):
+        p = EfficiencyPolicy(rule=rule, max_executors=4, tol=0.5, **QUICK)
+        p.plan_start(records(static_max), m)  # the run repeats an earlier one: its length known
+        runs[rule] = FakeCluster(a=0.2, b=1e-4).run(p, 4, works, m)
+    plan, knee = runs["plan"], runs["knee"]
+    assert sizes(knee) == [4] * 30
+    assert sizes(plan)[:5] == [4] * 5 and min(sizes(plan)) <= 2, sizes(plan)
+    assert total_seconds(plan) <= 1.1 * total_seconds(static_max) + 1e-9
+    assert executor_seconds(plan) < 0.95 * executor_seconds(static_max)
+
+
+def test_efficiency_scales_out_when_behind_the_whole_runs_bound():
+    """Started at 4 of 16 on work that scales: the rest at 4 breaks the bound at once -- a scale-out
+    now, urgent, to the first size of the cheapest plan that catches up."""
+    m = FakeModel(1.0, 0.01)
+    r = EfficiencyPolicy(max_executors=16, max_iterations=40, rescale_seconds=0, **QUICK).decide(
+        **H(flat(3, 4, m), m))
+    assert r.executors is not None and r.executors > 4 and "behind the bound" in r.reason and "urgent" in r.reason
+
+
+def test_efficiency_plan_takes_the_release_price_out_of_the_allowance():
+    """10 + 100/e seconds, 16 executors, a 50 % bound: with 400 supersteps left a release pays its
+    measured price many times over; with a price of 60 s and 2 supersteps left, a release to the
+    size the slack allows would break the bound by it -- kept."""
+    m = FakeModel(10.0, 0.01)
+
+    def decide(left: int, pause: float) -> Reconfiguration:
+        p = EfficiencyPolicy(max_executors=16, slowdown_bound=0.5, max_iterations=4 + left, **QUICK)
+        hist = flat(4, 16, m)
+        hist[1].update(decision="down", actuation_seconds=pause, relayout_seconds=0.0)  # a measured scale-in
+        return p.decide(**H(hist, m))
+
+    assert decide(400, 5.0).executors == 10  # 22 s (unseen: +10 %) within 1.4 x 16.25 s, less 5 s over 400
+    kept = decide(2, 60.0)
+    assert kept.executors is None and "starts at 16" in kept.reason
+    with pytest.raises(ValueError, match="rule"):
+        EfficiencyPolicy(max_executors=4, rule="greedy")
 
 
 def test_efficiency_releases_an_executor_gaining_a_small_share_of_its_ideal():
@@ -44,8 +94,9 @@ def test_efficiency_releases_an_executor_gaining_a_small_share_of_its_ideal():
     executors will do: released with the ideal share, kept 3 by the threshold alone."""
     m = FakeModel(1.0, 0.45 / 10_000)
     hist = flat(3, 3, m)
-    share = EfficiencyPolicy(max_executors=4, slowdown_bound=0.2, **QUICK).decide(**H(hist, m))
-    alone = EfficiencyPolicy(max_executors=4, slowdown_bound=0.2, ideal_share=0, **QUICK).decide(**H(hist, m))
+    share = EfficiencyPolicy(rule="knee", max_executors=4, slowdown_bound=0.2, **QUICK).decide(**H(hist, m))
+    alone = EfficiencyPolicy(rule="knee", max_executors=4, slowdown_bound=0.2, ideal_share=0,
+                             **QUICK).decide(**H(hist, m))
     assert share.executors == 2 and "executor #3 gains 6.5% (pays off from 12.5%: 25% of its ideal 50%)" in share.reason
     assert alone.executors is None and "executor #3 gains 6.5% (threshold 5%)" in alone.reason
     with pytest.raises(ValueError):
@@ -54,7 +105,7 @@ def test_efficiency_releases_an_executor_gaining_a_small_share_of_its_ideal():
 
 def test_efficiency_keeps_every_executor_while_they_pay_off():
     m = FakeModel(1.0, 0.01)
-    p = EfficiencyPolicy(threshold=0.05, max_executors=16, **QUICK)
+    p = EfficiencyPolicy(rule="knee", threshold=0.05, max_executors=16, **QUICK)
     r = p.decide(**H(flat(3, 16, m, work=1e6), m))
     assert r.executors is None and "keep 16" in r.reason
     r = p.decide(**H(flat(3, 4, m, work=1e6), m))  # far off max: the bound is broken, urgent
@@ -180,7 +231,8 @@ def test_efficiency_counts_the_rescale_price_inside_its_runtime_bound():
     m = FakeModel(10.0, 0.01)  # 10 + 100/e seconds a superstep: a release saves executor-seconds
 
     def decide(left: int) -> Reconfiguration:
-        p = EfficiencyPolicy(max_executors=16, threshold=0.2, slowdown_bound=0.5, max_iterations=4 + left, **QUICK)
+        p = EfficiencyPolicy(rule="knee", max_executors=16, threshold=0.2, slowdown_bound=0.5,
+                             max_iterations=4 + left, **QUICK)
         hist = flat(4, 16, m)
         hist[1].update(decision="down", actuation_seconds=5.0, relayout_seconds=0.0)  # a measured scale-in
         return p.decide(**H(hist, m))
@@ -210,10 +262,12 @@ def test_efficiency_sizes_by_the_rest_of_the_run_not_the_next_superstep():
     next supersteps shrink (WCC's collapse: two releases, each priced ~1 s)."""
     m = FakeModel(1.0, 1e-4)
     hist = [row(i, 4, m.predict_seconds(4, w), w) for i, w in enumerate([1e6, 3e5, 9e4], start=1)]
-    r = EfficiencyPolicy(max_executors=4, max_iterations=20, **QUICK).decide(**H(hist, m))
-    assert r.executors == 2, r.reason
-    assert "of the ~17 left" in r.reason and "release to 2" in r.reason
-    flat_work = EfficiencyPolicy(max_executors=4, max_iterations=20, **QUICK).decide(**H(flat(3, 4, m, work=27_000), m))
+    for rule in ("plan", "knee"):
+        r = EfficiencyPolicy(rule=rule, max_executors=4, max_iterations=20, **QUICK).decide(**H(hist, m))
+        assert r.executors == 2, r.reason
+        assert "~17" in r.reason and "release to 2" in r.reason
+    flat_work = EfficiencyPolicy(rule="knee", max_executors=4, max_iterations=20, **QUICK).decide(
+        **H(flat(3, 4, m, work=27_000), m))
     assert flat_work.executors is None and "keep 4" in flat_work.reason  # the same next superstep, flat: kept
 
 

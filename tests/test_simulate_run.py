@@ -123,7 +123,7 @@ def test_an_adaptive_record_replayed_from_itself_decides_as_recorded():
     eff = runs["wcc/efficiency/0"]
     past = [r for n in ("wcc/profile-1/0", "wcc/profile-2/0", "wcc/static-max/0") for r in runs[n].records]
     # recorded when a scale-in was free until one was measured: that prior, given
-    pol = make_policy("efficiency", max_executors=4, start_executors=4, threshold=0.1, slowdown_bound=0.1,
+    pol = make_policy("efficiency", max_executors=4, start_executors=4, rule="knee", threshold=0.1, slowdown_bound=0.1,
                       scale_in_seconds=0)
     sim = simulate(eff, pol, 4, 1, learn([eff.records]), past=past)
     first = next(i for i, r in enumerate(eff.records) if r.decided.decision != "same")
@@ -138,7 +138,7 @@ def test_calibration_rows_from_the_fixture():
     runs = load(str(DATA / "wcc_release_surplus.csv"))
     base = next(r for r in runs if r.name == "wcc/profile-1/0")
     rows = calibrate(base, [r for r in runs if r is not base], learn([r.records for r in runs]), 4,
-                     {"efficiency": {"threshold": 0.1, "slowdown_bound": 0.1}})
+                     {"efficiency": {"rule": "knee", "threshold": 0.1, "slowdown_bound": 0.1}})
     assert {r["policy"] for r in rows} == {"static", "efficiency"}
     eff = next(r for r in rows if r["policy"] == "efficiency")
     assert 0.0 <= eff["same_decisions"] <= 1.0 and eff["barriers"] == len(base.steps)

@@ -16,7 +16,7 @@ from typing import Any
 from iterflow.errors import InputError
 
 LATENCIES = ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor", "cold_in_factor")
-POLICY_OPTIONS = ("target_seconds", "baseline_executors", "budget", "threshold", "ideal_share", "slowdown_bound",
+POLICY_OPTIONS = ("target_seconds", "baseline_executors", "budget", "rule", "threshold", "ideal_share", "slowdown_bound",
                   "margin", "slack", "wait_count", "cooldown", "warmup", "rescale_seconds")
 TRACE_ONLY = ("format", "targets", "replays", "profiling_runs", "quantile")
 
@@ -34,8 +34,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--baseline-executors", type=int, help="fastest: static size whose cost is the budget (default E)")
     g.add_argument("--budget", type=float, metavar="X",
                    help="fastest: executor-seconds it may spend, as a multiple of the baseline's (default 1)")
-    g.add_argument("--threshold", type=float, help="efficiency: marginal-gain threshold")
-    g.add_argument("--ideal-share", type=float, help="efficiency: the share of its ideal gain 1/(e-1) an executor "
+    g.add_argument("--efficiency-rule", dest="rule", choices=("plan", "knee"),
+                   help="efficiency: plan the rest within the bound (default), or the marginal-gain knee (runs "
+                        "recorded before stop 41)")
+    g.add_argument("--threshold", type=float, help="efficiency --efficiency-rule knee: marginal-gain threshold")
+    g.add_argument("--ideal-share", type=float, help="efficiency --efficiency-rule knee: the share of its ideal gain 1/(e-1) an executor "
                                                      "must gain too (default 0.25; 0: the threshold alone)")
     g.add_argument("--slowdown-bound", type=float, help="efficiency: bound on the slowdown vs the maximum")
     g.add_argument("--register-seconds", type=float, help="seconds until a requested executor runs tasks "

@@ -19,7 +19,8 @@ from iterflow.policies.fastest import FastestPolicy
 from iterflow.policies.forecast import Forecast, forecast
 from iterflow.policies.layout import LogicSwitch, Rebalancing
 from iterflow.policies.registry import POLICIES, make_policy
-from iterflow.policies.rules import EfficiencyPolicy, TargetPolicy
+from iterflow.policies.efficiency import EfficiencyPolicy
+from iterflow.policies.rules import TargetPolicy
 
 __all__ = ["AdaptivePolicy", "Context", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
            "Forecast", "LogEntry", "LogicSwitch", "POLICIES", "Policy", "PolicyBase", "Predictor",

@@ -15,6 +15,7 @@ import numpy as np
 from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
+from iterflow.policies.plans import fastest_plan
 
 
 # A release the full-budget plan asks for is not made while keeping the current size for the
@@ -75,16 +76,8 @@ class FastestPolicy(AdaptivePolicy):
         E = ctx.candidates
         S = pred.seconds(E, fc.works)  # (candidates, samples)
         t_base = float(pred.seconds([base], fc.works)[0] @ fc.weights)
-        spent = would = 0.0
-        for r in ctx.history:
-            spent += executor_seconds(r)  # a rescale's wait and re-distribution included
-            e, busy = r.executors, r.wall_seconds + r.barrier_seconds
-            if e == base:
-                would += base * busy
-            elif pred.fitted:
-                would += base * (float(pred.seconds([base], [r.ran.work or 1.0])[0, 0]) + r.barrier_seconds)
-            else:  # time ∝ work/cores: the same work at base executors
-                would += r.wall_seconds * (r.ran.cores or e * pred.cpe) / pred.cpe + base * r.barrier_seconds
+        spent = sum(executor_seconds(r) for r in ctx.history)  # a rescale's wait and re-distribution included
+        would = base * pred.ran_at(ctx.history, base)
         budget = self.budget * (base * t_base + would) - spent
 
         k_full, t_full, c_full = fastest_plan(S, E, fc.weights, budget)
@@ -162,28 +155,4 @@ class FastestPolicy(AdaptivePolicy):
         return Want(n, f"start at {n} executors, not {self.start_executors}: planned as a repeat of the last run "
                        f"({works.size} supersteps, {pred.note}), {t:.1f}s for {c:.0f} executor-seconds within "
                        f"{self.budget:g}x baseline {base}'s {budget / self.budget:.0f}; plan {n}..{int(E[k[-1]])}")
-
-
-def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float) -> tuple[np.ndarray, float, float]:
-    """Executor index per sample, its time and its cost: the fastest plan costing <= ``b``.
-    ``S``: predicted seconds (candidates ``E`` x samples); each sample stands for ``weights``
-    supersteps. Each sample takes argmin t·(1 + λ·e), λ bisected (a Lagrange multiplier)."""
-    def at(lam: float) -> tuple[np.ndarray, float, float]:
-        k = np.argmin(S * (1 + lam * E[:, None]), axis=0)
-        t = S[k, np.arange(S.shape[1])]
-        return k, float(t @ weights), float((E[k] * t) @ weights)
-    b = b * (1 + 1e-9)  # the baseline's own plan costs exactly its budget
-    best = at(0.0)
-    if best[2] <= b:
-        return best
-    lo_lam, hi_lam = 0.0, 1.0
-    while at(hi_lam)[2] > b and hi_lam < 1e12:
-        hi_lam *= 10
-    for _ in range(60):
-        mid = math.sqrt(lo_lam * hi_lam) if lo_lam > 0 else hi_lam / 1e6
-        if at(mid)[2] <= b:
-            hi_lam = mid
-        else:
-            lo_lam = mid
-    return at(hi_lam)
 

@@ -60,6 +60,20 @@ class Predictor:
         flat = [self.model.predict_seconds(float(c), float(x)) for c, x in zip(cc.ravel(), ww.ravel())]
         return np.asarray(flat, float).reshape(cc.shape)
 
+    def ran_at(self, history: History, e: int) -> float:
+        """What the supersteps of ``history`` would have taken at ``e`` executors: their measured
+        wall and barrier seconds where they ran at ``e``, else their work predicted there (before
+        the model is fitted: time ∝ work/cores, the same work on ``e`` executors' cores)."""
+        out = 0.0
+        for r in history:
+            if r.executors == e:
+                out += r.wall_seconds + r.barrier_seconds
+            elif self.fitted:
+                out += float(self.seconds([e], [r.ran.work or 1.0])[0, 0]) + r.barrier_seconds
+            else:
+                out += r.wall_seconds * (r.ran.cores or r.executors * self.cpe) / (e * self.cpe) + r.barrier_seconds
+        return out
+
     def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
               delay: float = 0.0) -> np.ndarray:
         """Predicted remaining seconds for each executor count kept for the rest of the run.

@@ -23,7 +23,8 @@ from iterflow.policies.base import AdaptivePolicy
 from iterflow.policies.core import Policy, StaticPolicy
 from iterflow.policies.dynamic import DynamicAllocationPolicy
 from iterflow.policies.fastest import FastestPolicy
-from iterflow.policies.rules import EfficiencyPolicy, TargetPolicy
+from iterflow.policies.efficiency import EfficiencyPolicy
+from iterflow.policies.rules import TargetPolicy
 
 __all__ = ["AdaptivePolicy", "DynamicAllocationPolicy", "EfficiencyPolicy", "FastestPolicy",
            "POLICIES", "Policy", "StaticPolicy", "TargetPolicy", "make_policy"]

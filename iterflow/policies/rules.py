@@ -1,4 +1,4 @@
-"""Two adaptive rules: a runtime target, and efficiency within a runtime bound (``fastest`` is
+"""The runtime-target rule (``efficiency`` is :mod:`~iterflow.policies.efficiency`, ``fastest``
 :mod:`~iterflow.policies.fastest`).
 
 Each only says which executor count it wants and why (:class:`~iterflow.policies.base.Want`);
@@ -209,83 +209,3 @@ class TargetPolicy(AdaptivePolicy):
                            + (", padded by its error" if pad > 1 else "") + f"): {how}, {T[k]:.1f}s for "
                            f"{E[k] * T[k]:.0f} executor-seconds")
 
-
-class EfficiencyPolicy(AdaptivePolicy):
-    """Release executors whose marginal speedup fell below ``threshold``, within a runtime bound.
-
-    ``t(e)`` is the predicted mean superstep of the rest of the run at ``e`` executors (the
-    forecast's work per superstep, :mod:`~iterflow.policies.forecast`) and the *gain* of the
-    ``e``-th executor is ``t(e−1)/t(e) − 1``. The rest of the run, not the next superstep alone:
-    WCC's work collapses within two supersteps (23051 active vertices, then 1112, 69, 30, ...),
-    and sized by the next superstep the rule released 4 -> 3 at barrier 4 and 3 -> 2 at barrier
-    8, two releases each priced ~1 s on the emulated cluster; replayed by the simulator on stop
-    37's WCC record (``pareto_stop37w``), sized by the forecast it releases 4 -> 2 at barrier 4
-    (41.5 executor-seconds against 43.8); flat work (PageRank, k-means) decides as before. An executor pays
-    off while its gain is at least ``threshold`` *and* at least ``ideal_share`` of what it
-    would gain on linear scaling, ``1/(e−1)``: a fixed threshold alone depends on the scale (5 %
-    is a tenth of the third executor's ideal 50 %, all of the 21st's 5 %) -- WCC's tail kept a
-    third of 3 executors for predicted gains of -3 to 7 % around a 5 % threshold, where 2 ran
-    its supersteps as fast (``pareto_stop36w``); ``ideal_share=0`` is the threshold alone. The
-    wanted size is the larger of (a) the knee -- the fewest executors above which no further
-    executor pays off -- and (b) the fewest executors with
-    ``t(e) <= (1 + slowdown_bound)·t(max_executors)``. Holding (b) at every superstep keeps the
-    whole run's predicted time within ``1 + slowdown_bound`` of static at the maximum.
-    Dead band: adding executors needs a gain ``(1 + band)`` times that (or a broken bound,
-    which is urgent); releasing them keeps ``t(e) <= (1 + slowdown_bound·(1 − band))·t(max)``.
-    The rescale's price counts inside the bound: a size other than the current one pays its
-    measured price (scale-out: :meth:`rescale_cost`; scale-in: :meth:`scale_in_cost`, one superstep
-    until one was measured), spread over the forecast supersteps left -- so a release near the
-    end, whose pause the run cannot win back, breaks the bound and is not made.
-    """
-
-    name = "efficiency"
-
-    def __init__(self, *, threshold: float = 0.05, ideal_share: float = 0.25, slowdown_bound: float = 0.1,
-                 band: float = 0.2, **common: Any) -> None:
-        if threshold <= 0 or slowdown_bound < 0 or not 0 <= band < 1 or not 0 <= ideal_share < 1:
-            raise ValueError("need threshold > 0, 0 <= ideal_share < 1, slowdown_bound >= 0 and 0 <= band < 1")
-        super().__init__(**common)
-        self.threshold, self.slowdown_bound, self.band = threshold, slowdown_bound, band
-        self.ideal_share = ideal_share
-
-    def _want(self, ctx: Context) -> Want:
-        E = np.arange(self.min_executors, self.max_executors + 1)
-        fc = ctx.forecast
-        left = max(fc.remaining, 1)
-
-        def mean(sizes: Any) -> np.ndarray:
-            """The mean superstep of the rest of the run as forecast, not the next one alone."""
-            return (ctx.predictor.seconds(sizes, fc.works) @ fc.weights) / max(float(fc.weights.sum()), 1.0)
-
-        t = mean(E)
-        t_max, tc = float(t[-1]), float(mean([ctx.current])[0])
-        gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
-        # what the e-th executor must gain to pay off: the threshold, and its share of the ideal
-        floor = np.maximum(self.threshold, self.ideal_share / np.maximum(E - 1, 1))
-        up_price, _ = self.rescale_cost(ctx.history)
-        down_price, _ = self.scale_in_prices(ctx.history, E, ctx.current)
-        paid = t + np.where(E > ctx.current, up_price, np.where(E < ctx.current, down_price, 0.0)) / left
-
-        def knee(factor: float) -> int:
-            return int(E[np.flatnonzero(gain >= floor * factor)[-1]])
-
-        def within(bound: float) -> int:
-            ok = np.flatnonzero(paid <= (1 + bound) * t_max + 1e-12)
-            return int(E[ok[0]]) if ok.size else int(E[-1])
-
-        up = max(knee(1 + self.band), within(self.slowdown_bound))
-        down = max(knee(1.0), within(self.slowdown_bound * (1 - self.band)))
-        k = int(np.clip(ctx.current, E[0], E[-1])) - int(E[0])
-        head = (f"a superstep of the ~{fc.remaining} left (mean of the forecast from work {fc.next_work:.4g}, "
-                f"{ctx.predictor.note}): {tc:.2f}s at {ctx.current} executors, "
-                f"{t_max:.2f}s at max {self.max_executors} (bound {1 + self.slowdown_bound:.2f}x = "
-                f"{(1 + self.slowdown_bound) * t_max:.2f}s); executor #{E[k]} gains {gain[k]:.1%} "
-                + (f"(threshold {self.threshold:.0%})" if E[k] < 2 or floor[k] <= self.threshold else
-                   f"(pays off from {floor[k]:.1%}: {self.ideal_share:.0%} of its ideal {1 / (E[k] - 1):.0%})"))
-        if up > ctx.current:
-            urgent = tc > (1 + self.slowdown_bound) * t_max
-            return Want(up, f"{head}; {up} executors: {t[up - E[0]]:.2f}s", urgent=urgent)
-        if down < ctx.current:
-            return Want(down, f"{head}; release to {down} executors: {t[down - E[0]]:.2f}s "
-                              f"({t[down - E[0]] / t_max:.2f}x of max)")
-        return Want(ctx.current, f"{head}; keep {ctx.current}")

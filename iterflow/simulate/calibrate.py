@@ -21,8 +21,6 @@ from iterflow.simulate.recorded import RecordedRun, cost, runtime
 from iterflow.simulate.whatif import Setup, build
 
 GOAL_ERROR, GOAL_SAME = 0.15, 0.80
-POLICY_OPTIONS = {"efficiency": ("threshold", "slowdown_bound"), "target": ("target_seconds",),
-                  "fastest": ("baseline_executors",)}
 
 
 def policy_of(run: RecordedRun) -> str:
