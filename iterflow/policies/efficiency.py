@@ -82,7 +82,8 @@ class EfficiencyPolicy(AdaptivePolicy):
 
         head = (f"the whole run at max {self.max_executors}: {whole:.1f}s predicted (bound "
                 f"{1 + self.slowdown_bound:.2f}x = {(1 + self.slowdown_bound) * whole:.1f}s); elapsed {elapsed:.1f}s, "
-                f"the ~{fc.remaining} supersteps left {rest:.1f}s at {cur} executors ({fc.how}; {pred.note})")
+                f"the ~{fc.remaining} supersteps left {rest:.1f}s at {cur} executors, "
+                f"{'/'.join(f'{x:.1f}' for x in S @ fc.weights)}s at {E[0]}..{E[-1]} ({fc.how}; {pred.note})")
         if rest > allowed(self.slowdown_bound):
             up, how = self.rescale_cost(ctx.history)
             plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound) - up)
