@@ -295,3 +295,24 @@ def test_fastest_weighs_a_release_by_its_price_against_holding():
     free, priced = decide(0.0), decide(1.0)
     assert free.executors == 1 and "over budget at 3" in free.reason
     assert priced.executors in (None, 3) and "faster than the plan and its release (1.0s" in priced.reason
+    assert "heavier than the rest: 3.0s against 1.0s at 1" in priced.reason
+
+
+def test_fastest_does_not_hold_a_release_in_a_flat_tail():
+    """Past the heavy phase every superstep is alike: holding 3 one more superstep is always
+    faster and a little over, so a hold would be asked again at every barrier (stop41w: four
+    supersteps into WCC's tail at 3 executors, 1.27x static-1's executor-seconds). Released."""
+    class Table(FakeModel):
+        T = {1.0: {1: 1.0, 2: 0.55, 3: 0.5}}
+
+        def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+            return self.T[work][int(round(scale_out))]
+
+    m = Table()
+    hist = [row(i, 3, 0.5, 1.0) for i in range(1, 3)]
+    p = FastestPolicy(1, budget=1.13, max_executors=3, wait_count=3, cooldown=5, warmup=0, scale_in_seconds=1.0,
+                      max_iterations=10)
+    # budget 1.13 x 10 - 3 = 8.3 for 8 supersteps; 3 for the next one and 7 at 1: 7.5 s for 8.5, within
+    # the model's 5 % and faster than the plan (8 s at 1) and its 1 s release -- but no heavier than the rest
+    r = p.decide(**H(hist, m))
+    assert r.executors is not None and r.executors < 3 and "over budget at 3" in r.reason, r.reason
