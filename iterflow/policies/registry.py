@@ -7,8 +7,9 @@ SparkSession -- so it is driven by hand-made records in tests.
 * ``static`` -- :class:`StaticPolicy`, fixed executors (the baseline);
 * ``target`` -- :class:`TargetPolicy`, finish within a runtime target for the fewest
   executor-seconds;
-* ``efficiency`` -- :class:`EfficiencyPolicy`, release executors whose marginal speedup fell
-  below a threshold, within a bound of static at the maximum;
+* ``efficiency`` -- :class:`EfficiencyPolicy`, the fewest executor-seconds with the whole run
+  within a bound of static at the maximum (``rule="knee"``: release executors whose marginal
+  speedup fell below a threshold);
 * ``fastest`` -- :class:`FastestPolicy`, the shortest runtime for no more executor-seconds
   than static at a baseline;
 * ``dynamic-allocation`` -- :class:`DynamicAllocationPolicy`, Spark's own dynamic allocation
