@@ -1,9 +1,10 @@
 """``fastest``: the shortest runtime within a multiple of a baseline's executor-seconds.
 
-Its own module (the other rules are in :mod:`~iterflow.policies.rules`): it plans the rest of
-the run per superstep (:func:`fastest_plan`, a Lagrange multiplier on executor-seconds) where
-``target`` and ``efficiency`` compare one size for the rest; warm-up, cooldown, hysteresis and
-prices are :class:`~iterflow.policies.base.AdaptivePolicy`'s, as for every rule.
+Its own module (``target`` is :mod:`~iterflow.policies.rules`, ``efficiency``
+:mod:`~iterflow.policies.efficiency`): it plans the rest of the run per superstep
+(:func:`~iterflow.policies.plans.fastest_plan`, a multiplier on executor-seconds; ``efficiency``
+searches the same plans from the other end); warm-up, cooldown, hysteresis and prices are
+:class:`~iterflow.policies.base.AdaptivePolicy`'s, as for every rule.
 """
 from __future__ import annotations
 
@@ -28,9 +29,7 @@ from iterflow.policies.plans import fastest_plan
 # then 25.3 executor-seconds at consecutive barriers where static-1 ran 32.6 and 29.2, and
 # ``fastest`` released 3 -> 1 in the heavy phase for an overshoot of ~0.2 executor-seconds;
 # its next superstep ran 3.8 s at 1 executor where 3 run it in 1.0-1.4 s (stop40w: 1.25x
-# static-1's executor-seconds and 3 % shorter). A plan that keeps a size for a superstep and
-# spends less after it is also what the per-superstep Lagrange plan misses on flat work (each
-# sample takes the same size there, leaving part of the budget unused).
+# static-1's executor-seconds and 3 % shorter).
 HOLD_ERROR = 0.05
 HOLD_ERROR_MOST = 0.1
 # ... and only for a superstep heavier than the rest: the next one predicted at least HEAVY times
