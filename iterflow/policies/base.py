@@ -26,8 +26,8 @@ What :class:`AdaptivePolicy` adds to every rule:
   at the last superstep (no serial part, no overhead), and the reason says so
   (:mod:`iterflow.policies.predictor`).
 
-The rules themselves (``_want``, in :mod:`iterflow.policies.rules` and
-:mod:`iterflow.policies.fastest`) see a
+The rules themselves (``_want``, in :mod:`iterflow.policies.rules`,
+:mod:`iterflow.policies.efficiency` and :mod:`iterflow.policies.fastest`) see a
 :class:`~iterflow.policies.forecast.Forecast` of the rest of the run (remaining supersteps,
 their work) and return the executor count they want.
 """

@@ -73,11 +73,12 @@ class EfficiencyPolicy(AdaptivePolicy):
         E = np.arange(self.min_executors, self.max_executors + 1)
         fc, pred, cur = ctx.forecast, ctx.predictor, ctx.current
         S = pred.seconds(E, fc.works)
+        R = S @ fc.weights  # the rest at each size kept throughout
         bars = mean_barrier(ctx.history) * fc.remaining
         elapsed = elapsed_seconds(ctx.history)
-        whole = pred.ran_at(ctx.history, self.max_executors) + float(S[-1] @ fc.weights) + bars
+        whole = pred.ran_at(ctx.history, self.max_executors) + float(R[-1]) + bars
         k = int(np.clip(cur, E[0], E[-1])) - int(E[0])
-        rest = float(S[k] @ fc.weights)
+        rest = float(R[k])
 
         def allowed(bound: float) -> float:
             """Seconds the rest's supersteps may take (barriers apart)."""
@@ -86,7 +87,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         head = (f"the whole run at max {self.max_executors}: {whole:.1f}s predicted (bound "
                 f"{1 + self.slowdown_bound:.2f}x = {(1 + self.slowdown_bound) * whole:.1f}s); elapsed {elapsed:.1f}s, "
                 f"the ~{fc.remaining} supersteps left {rest:.1f}s at {cur} executors, "
-                f"{'/'.join(f'{x:.1f}' for x in S @ fc.weights)}s at {E[0]}..{E[-1]} ({fc.how}; {pred.note})")
+                f"{'/'.join(f'{x:.1f}' for x in R)}s at {E[0]}..{E[-1]} ({fc.how}; {pred.note})")
         if rest > allowed(self.slowdown_bound):
             up, how = self.rescale_cost(ctx.history)
             plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound) - up)

@@ -49,13 +49,13 @@ def _bisect(at: Callable[[float], Plan], ok: Callable[[Plan], bool], lo_ok: bool
     return at(lo if lo_ok else hi)
 
 
-def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, fits: np.ndarray,
-                 by: int) -> Plan:
-    """``plan``, or one size kept for the whole rest: the best of those that ``fits`` by
-    ``plan[by]`` (1: time, 2: executor-seconds), where it beats ``plan``."""
+def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, limit: float, by: int) -> Plan:
+    """``plan``, or one size kept for the whole rest where it does better by ``plan[by]`` (1: time,
+    2: executor-seconds) within ``limit`` on the other of the two."""
     T = S @ weights
-    score = (T, E * T)[by - 1]
-    ok = np.flatnonzero(fits)
+    measure = (T, E * T)
+    ok = np.flatnonzero(measure[2 - by] <= limit)
+    score = measure[by - 1]
     if not ok.size or score[ok].min() >= plan[by]:
         return plan
     i = int(ok[np.argmin(score[ok])])
@@ -69,8 +69,7 @@ def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float) ->
     best = at(0.0)
     if best[2] <= b:
         return best
-    T = S @ weights
-    return _or_constant(_bisect(at, lambda p: p[2] <= b, lo_ok=False), S, E, weights, E * T <= b, by=1)
+    return _or_constant(_bisect(at, lambda p: p[2] <= b, lo_ok=False), S, E, weights, b, by=1)
 
 
 def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: float) -> Plan:
@@ -80,5 +79,4 @@ def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: fl
     fastest = at(0.0)
     if fastest[1] > allowed:
         return fastest
-    T = S @ weights
-    return _or_constant(_bisect(at, lambda p: p[1] <= allowed, lo_ok=True), S, E, weights, T <= allowed, by=2)
+    return _or_constant(_bisect(at, lambda p: p[1] <= allowed, lo_ok=True), S, E, weights, allowed, by=2)
