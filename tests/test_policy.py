@@ -110,6 +110,22 @@ def test_a_trend_count_the_barriers_counted_down_to_is_confirmed():
     assert fc(13).remaining == 20 and fc(13).estimated and "taken as known" in fc(13).how
 
 
+def test_an_unconfirmed_trend_reads_at_least_its_longest_recent_count_counted_down():
+    """WCC's trend read 29 left at barrier 4 (right), then 1, 3, 2, 3, 6 after its work
+    collapsed, where 28-24 were left: the forecast keeps the 29, counted down, until a longer
+    reading or a confirmed count replaces it -- never fewer left than were."""
+    plan = RunPlan(max_iterations=1000, tol=0.0)
+
+    def fc(i):
+        return forecast(records([row(k, 4, 1.0, delta=float(WCC_DELTAS[k - 1])) for k in range(1, i + 1)]), plan)
+
+    true_left = len(WCC_DELTAS)
+    assert [fc(i).remaining for i in range(4, 10)] == [true_left - i for i in range(4, 10)]
+    assert "longest reading" in fc(6).how and "now: delta" in fc(6).how
+    assert all(fc(i).remaining >= true_left - i for i in range(4, 32))
+    assert fc(13).remaining == true_left - 13  # confirmed: the count itself, no longer the longest
+
+
 def test_a_guess_is_never_confirmed_even_where_earlier_counts_led_to_it():
     """Trend readings of 12 and 11 supersteps left at barriers 8 and 9, then no trend at 10: the
     "as many again as done" guess (10) is not a count anyone counted down to."""

@@ -159,8 +159,11 @@ def test_a_confirmed_count_releases_at_once(monkeypatch):
     r = TargetPolicy(target, **opts).decide(**H(hist, m))
     assert r.executors == 3 and "taken as known" in r.reason and "at once" in r.reason, r.reason
     monkeypatch.setattr(fc, "CONFIRM", 50)
+    # unconfirmed, the count is the longest of the last readings counted down: barrier 10's 27 -> 24
+    target = 13 * 26 + 1.1 * 24 * m.predict_seconds(3, 10_000) * 1.2
     r = TargetPolicy(target, **opts).decide(**H(hist, m))
     assert r.executors is None and "down to 3 indicated 1/3" in r.reason, r.reason
+    assert "~24 supersteps left: the longest reading" in r.reason, r.reason
 
 
 def test_target_missed_even_at_max_goes_to_max_at_once():

@@ -6,6 +6,11 @@
   the window (a shrinking active set), otherwise flat.
 * A trend's count that the last :data:`CONFIRM` barriers read one more, two more, ... is
   ``confirmed``: the rules treat it as known (no horizon pad, a release at once).
+* A trend's count not confirmed is at least the longest reading of the last ``window``
+  barriers, counted down (:func:`_longest_recent`): a shrinking job's trend reads short right
+  after its work collapses. WCC's read 2, 18, 29, 1, 3, 2, 3, 6, 27 left at its first barriers
+  where 31, 30, 29, 28, ... were: the 29 was right, and the 1-6 after it released executors for
+  a tail read as 1-6 supersteps that ran 24-28 more.
 * A run that repeats an earlier one (the same program, input and cluster: ``repeat``, the earlier
   run's work per superstep) takes both from it where its own horizon is a guess or a trend:
   WCC's trend read 2, 18, 29, 1, 3, 2, 3, 6, 27 supersteps left at its first barriers, where
@@ -75,13 +80,19 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
     slope = log_slope([(float(r.superstep), r.ran.work) for r in history[-plan.window:]])
     if n == 0:
         return Forecast(0, np.array([w_last]), np.zeros(1), how, h.estimated)
+    confirmed = h.estimated and h.left is not None and _counted_down(history, plan, n)
+    if h.estimated and h.left is not None and not confirmed:
+        longest = _longest_recent(history, plan)
+        if longest > n:
+            n = longest if h.bound is None else min(longest, h.bound)
+            how = (f"~{n} supersteps left: the longest reading of the last {plan.window} barriers, counted "
+                   f"down (now: {how.split('left: ', 1)[-1]})")
     ks = np.arange(1, n + 1, dtype=float)
     if slope is not None and slope < -1e-6:
         works = w_last * np.exp(slope * ks)
         how += f"; work x{math.exp(slope):.2f}/superstep from {w_last:.4g}"
     else:
         works = np.full(n, w_last)
-    confirmed = h.estimated and h.left is not None and _counted_down(history, plan, n)
     if confirmed:
         how += f"; counted down to at the last {CONFIRM} barriers: taken as known"
     return _sampled(works, samples, how, h.estimated, confirmed)
@@ -102,6 +113,20 @@ def _counted_down(history: History, plan: RunPlan, n: int) -> bool:
         if before is None or before != n + last - recent[-1 - k].superstep:
             return False
     return True
+
+
+def _longest_recent(history: History, plan: RunPlan) -> int:
+    """The longest count of supersteps left that the trend read at the last ``plan.window``
+    barriers before this one, minus the supersteps run since (0 where none read a count)."""
+    last = history[-1].superstep
+    recent = history[-(2 * plan.window):]
+    deltas = [(r.superstep, r.ran.delta) for r in recent]
+    best = 0
+    for k in range(1, min(plan.window, len(recent) - 1) + 1):
+        left = plan.remaining(recent[-1 - k].superstep, deltas[:-k]).left
+        if left is not None:
+            best = max(best, left - (last - recent[-1 - k].superstep))
+    return best
 
 
 def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool, confirmed: bool = False) -> Forecast:
