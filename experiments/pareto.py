@@ -53,7 +53,8 @@ from iterflow.app.calibrate import describe, measure
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
-from iterflow.loop.records import records
+from iterflow.cluster.profile import ClusterProfile
+from iterflow.loop.records import records, rescale_costs
 from iterflow.model.live import LiveModel, warm_start
 from iterflow.model.replay import ReplayModel
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
@@ -106,6 +107,12 @@ def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
     return out
 
 
+def calibration_scale_out(rows: Any) -> float | None:
+    """The median price of the cluster calibration job's scale-outs (its records), or ``None``."""
+    prices = rescale_costs(rows, "up")
+    return float(np.median(prices)) if prices else None
+
+
 def whole(run: Any) -> tuple[float, float]:
     """(job seconds, executor-seconds) of every superstep of a run, rescales included
     (``Run.executor_seconds`` leaves superstep 1 out)."""
@@ -118,7 +125,10 @@ def main() -> int:
     if args.from_csv:  # the analysis again, on the runs saved by an earlier call
         df = pd.read_csv(RESULTS / f"{stem}.csv")
         steps = RESULTS / f"{stem}_supersteps.csv"
-        text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None, args.scale_out_seconds)
+        profile = RESULTS / f"{stem}_cluster_profile.json"
+        text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None, args.scale_out_seconds,
+                       calibration_scale_out(ClusterProfile.from_dict(json.loads(profile.read_text()), str(profile))
+                                             .records()) if profile.exists() else None)
         print("\n".join(text))
         return 0
     if not args.quick and not args.reps_given:  # full mode: 3 reps unless told otherwise
@@ -194,7 +204,7 @@ def main() -> int:
     df.to_csv(RESULTS / f"{stem}.csv", index=False)
     steps = pd.concat([t.dropna(axis=1, how="all") for t in runs.tables], ignore_index=True)
     steps.to_csv(RESULTS / f"{stem}_supersteps.csv", index=False)
-    text = analyse(df, W, steps) + [f"target's cold starts: {calibrated}",
+    text = analyse(df, W, steps, calibration_up=calibration_scale_out(priced)) + [f"target's cold starts: {calibrated}",
                                     f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
                              f"{args.reps} rep(s); {n} supersteps (PageRank, k-means), WCC to convergence"]
     (RESULTS / f"{stem}.txt").write_text("\n".join(text) + "\n")
