@@ -10,7 +10,9 @@ Layout (``layout``):
 * ``"hash"`` (default) -- what a hand-written loop does: edges hash-partitioned by source,
   vertices and ranks by id. Per superstep one shuffle, the contributions, aggregated map-side
   first (``groupBy(dst)``: partial sums per partition, then one exchange by destination, which
-  is also the vertices' partitioning, so the join with them moves nothing);
+  is also the vertices' partitioning, so the join with them moves nothing); both joins are
+  shuffled-hash joins of co-partitioned sides (no broadcast of the ranks through the driver,
+  no sort);
 * ``"bins"`` -- vertex ids hash into bins, bins map to partitions
   (:class:`~iterflow.actuate.bins.BinLayout`); ranks, vertex ids and dangling vertices are
   placed by the vertex's bin, edges by their source's bin and carry their destination's
@@ -49,7 +51,7 @@ class PageRank(IterativeProgram):
     def __init__(self, graph: Graph, damping: float = 0.85, max_iterations: int = 20,
                  tol: float | None = None, *, n_bins: int = DEFAULT_BINS,
                  delta_threshold: float | None = None, measure_delta: bool = False,
-                 layout: str = "hash") -> None:
+                 layout: str = "hash", joins: str = "hash") -> None:
         super().__init__(max_iterations, tol)
         if not 0 < damping < 1:
             raise ValueError(f"damping must be in (0, 1) (got {damping})")
@@ -63,6 +65,9 @@ class PageRank(IterativeProgram):
         if layout not in ("hash", "bins"):
             raise ValueError(f"layout must be 'hash' or 'bins' (got {layout!r})")
         self.binned = layout == "bins"
+        if joins not in ("hash", "auto"):
+            raise ValueError(f"joins must be 'hash' or 'auto' (got {joins!r})")
+        self.joins = joins  # auto: Spark's choice (experiments/pagerank_joins.py measures both)
 
     @property
     def keys(self) -> list[str]:
@@ -150,10 +155,20 @@ class PageRank(IterativeProgram):
         """The dangling vertices' rank mass, one row (broadcast into the update)."""
         return F.broadcast(ranks.join(self.dangling, self.keys).agg(F.expr("coalesce(sum(rank), 0D) AS m")))
 
+    def _hashed(self, df: DataFrame) -> DataFrame:
+        """``df`` as the build side of a shuffled-hash join (``joins="hash"``; see :meth:`_messages`)."""
+        return df.hint("shuffle_hash") if self.joins == "hash" else df
+
     def _messages(self, senders: DataFrame, value: str) -> DataFrame:
-        """``sum(value * w)`` per destination, on the destination's partition (the one shuffle)."""
+        """``sum(value * w)`` per destination, on the destination's partition (the one shuffle).
+
+        Both joins of a superstep are shuffled-hash joins of co-partitioned sides, built on the
+        smaller (ranks; the messages), as WCC's: left to itself Spark broadcast the ranks (262k
+        rows of R-MAT 18, under its 10 MB threshold) -- collected to the driver, hashed there and
+        shipped to every executor each superstep -- and sort-merge joined the messages with the
+        vertex ids, sorting both."""
         src = [PK, "src"] if self.binned else ["src"]
-        sent = self.links.join(senders.withColumnRenamed("id", "src"), src)
+        sent = self.links.join(self._hashed(senders.withColumnRenamed("id", "src")), src)
         if not self.binned:  # partial sums map-side, one exchange by destination
             return sent.groupBy(F.col("dst").alias("id")).agg(F.expr(f"sum({value} * w) AS c"))
         sent = sent.select(F.col("dpk").alias(PK), F.col("dst").alias("id"), (F.col(value) * F.col("w")).alias("c"))
@@ -161,7 +176,7 @@ class PageRank(IterativeProgram):
 
     def _step_full(self, state: State) -> State:
         ranks = state.frames["ranks"]
-        new = (self.vertex_ids.join(self._messages(ranks, "rank"), self.keys, "left")
+        new = (self.vertex_ids.join(self._hashed(self._messages(ranks, "rank")), self.keys, "left")
                .crossJoin(self._mass(ranks))
                .selectExpr(*self.keys, f"{self._rank_sql('coalesce(c, 0D)')} AS rank"))
         return State({"ranks": new})
@@ -179,7 +194,7 @@ class PageRank(IterativeProgram):
         moved = F.abs(F.col("rank") - F.col("sent")) > F.lit(th)
         changed = v.where(moved).select(*self.keys, (F.col("rank") - F.col("sent")).alias("dr"))
         acc = F.col("acc") + F.coalesce(F.col("c"), F.lit(0.0))
-        new = (v.join(self._messages(changed, "dr"), self.keys, "left")
+        new = (v.join(self._hashed(self._messages(changed, "dr")), self.keys, "left")
                .crossJoin(self._mass(v))
                .select(*self.keys, F.expr(self._rank_sql("acc + coalesce(c, 0D)")).alias("rank"),
                        F.when(moved, F.col("rank")).otherwise(F.col("sent")).alias("sent"),

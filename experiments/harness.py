@@ -377,6 +377,15 @@ def report(name: str, runs: pd.DataFrame, summary: list[dict[str, Any]], superst
     print_summary(summary, title)
 
 
+def write_table(name: str, tag: str, df: pd.DataFrame, text: list[str]) -> None:
+    """``results/NAME[_TAG].csv`` (the table) and ``.txt`` (the report ``text``), printed too."""
+    stem = f"{name}_{tag}" if tag else name
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    df.to_csv(RESULTS / f"{stem}.csv", index=False)
+    (RESULTS / f"{stem}.txt").write_text("\n".join(text) + "\n")
+    print("\n".join(text))
+
+
 def save(name: str, runs: pd.DataFrame, summary: list[dict[str, Any]],
          supersteps: list[pd.DataFrame] | None = None) -> Path:
     """``results/<name>.csv`` (one row per run), ``<name>_summary.csv`` and ``<name>_supersteps.csv``."""
