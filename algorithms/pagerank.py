@@ -225,4 +225,5 @@ class PageRank(IterativeProgram):
 
     def params(self) -> dict[str, object]:
         return {**super().params(), "damping": self.damping, "directed": self.graph.directed,
-                "n_bins": self.n_bins, "layout": "bins" if self.binned else "hash", "delta_threshold": self.delta_threshold}
+                "n_bins": self.n_bins, "layout": "bins" if self.binned else "hash",
+                "delta_threshold": self.delta_threshold, "joins": self.joins}

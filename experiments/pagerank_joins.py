@@ -77,7 +77,8 @@ def main() -> int:
                     f"{np.median(r('median_superstep_s')):.3f}x [{r('median_superstep_s').min():.3f}-"
                     f"{r('median_superstep_s').max():.3f}], job {np.median(r('job_s')):.3f}x "
                     f"[{r('job_s').min():.3f}-{r('job_s').max():.3f}], driver JVM CPU "
-                    f"{np.median(r('driver_jvm_cpu_s')):.2f}x; ranks' largest difference {g['max_rank_diff'].max():.2e}")
+                    f"{np.median(r('driver_jvm_cpu_s')):.2f}x; ranks' largest difference "
+                    f"{g['max_rank_diff'].max():.2e}")
     text.append(df.round(4).to_string(index=False))
     write_table(NAME, args.tag, df, text)
     return 0

@@ -122,7 +122,8 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     f = bounds.fastest(sizes, T, 1.2 * t1, start=start.get("fastest", 1), **priced)
     unpaid = " (goal on WCC >= {:.0%}: out of reach with rescales priced as measured here)"
     short = 1 - f.seconds / t1 if f else 0.0
-    out.append(f"    fastest within 1.2x static-1's executor-s: " + (f"{short:+.0%} shorter [{f.path}]" if f else "none")
+    out.append("    fastest within 1.2x static-1's executor-s: "
+               + (f"{short:+.0%} shorter [{f.path}]" if f else "none")
                + (unpaid.format(0.30) if job == "wcc" and short < 0.30 else ""))
     c = bounds.cheapest(sizes, T, 1.1 * tmax, start=start.get("efficiency", W), **priced)
     saved = 1 - c.executor_seconds / (W * tmax) if c else 0.0

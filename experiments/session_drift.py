@@ -100,7 +100,8 @@ def main() -> int:
             j0, p0, t0 = cpu_seconds(jvm), time.process_time(), time.perf_counter()
             run = runs.run(spark, StaticPolicy(), PageRank(g, max_iterations=args.supersteps), args=args,
                            start=args.executors, verbose=False,
-                           labels={"experiment": NAME, "job": "pagerank", "policy": f"static-{args.executors}", "rep": k})
+                           labels={"experiment": NAME, "job": "pagerank", "policy": f"static-{args.executors}",
+                                   "rep": k})
             wall = time.perf_counter() - t0
             steps = run.table.sort_values("superstep")["wall_seconds"].to_numpy()[1:]
             rows.append({"run": k, "median_superstep_s": float(np.median(steps)), "job_s": run.job_seconds,
