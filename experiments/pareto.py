@@ -46,7 +46,7 @@ import pandas as pd
 
 from common import points, rmat
 from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
-from pareto_report import analyse, figures
+from pareto_report import analyse, calibration_scale_out, figures
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.app.calibrate import describe, measure
@@ -54,7 +54,7 @@ from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
 from iterflow.cluster.profile import ClusterProfile
-from iterflow.loop.records import records, rescale_costs
+from iterflow.loop.records import records
 from iterflow.model.live import LiveModel, warm_start
 from iterflow.model.replay import ReplayModel
 from iterflow.policies import EfficiencyPolicy, FastestPolicy, StaticPolicy, TargetPolicy
@@ -105,12 +105,6 @@ def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
         c = initial_centers(pts, 5)
         out["kmeans"] = lambda k=n: KMeans(pts, 5, init_centers=c, max_iterations=k, tol=None)
     return out
-
-
-def calibration_scale_out(rows: Any) -> float | None:
-    """The median price of the cluster calibration job's scale-outs (its records), or ``None``."""
-    prices = rescale_costs(rows, "up")
-    return float(np.median(prices)) if prices else None
 
 
 def whole(run: Any) -> tuple[float, float]:

@@ -5,6 +5,7 @@ from the runs so that ``pareto.py --from-csv`` reads them again without a cluste
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,7 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     out.append(f"    efficiency within +10% of static-{W}: {saved:+.0%} executor-s saved [{c.path}]"
                + (" (goal on WCC >= 35%: out of reach on this cluster)" if job == "wcc" and saved < 0.35 else ""))
     out += _target_bound(d, sizes, T, {})
-    up, whose = scale_out_price(steps), "median of the adaptive runs'"
+    up, whose = rescale_price(steps, "up"), "median of the adaptive runs'"
     if up is None and given is not None:
         up, whose = given, "given: --scale-out-seconds"
     if up is None and calibration_up is not None:
@@ -149,18 +150,21 @@ def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict
             f"{sum(r <= 1.15 for r in ratios)} within 1.15x) over {len(ratios)} targets a static size meets"]
 
 
-def scale_out_price(steps: pd.DataFrame) -> float | None:
-    """The median price of the scale-outs in the adaptive runs (``rescale_costs``: pause and cold
-    supersteps), or ``None`` when none was made."""
-    return rescale_price(steps, "up")
-
-
 def rescale_price(steps: pd.DataFrame, direction: str) -> float | None:
-    """The median price of the adaptive runs' rescales in ``direction`` ("up", "down"), or
-    ``None`` when none was made."""
+    """The median price of the adaptive runs' rescales in ``direction`` ("up", "down";
+    ``rescale_costs``: pause and cold supersteps), or ``None`` when none was made."""
     prices = []
     for _, run in steps[~steps["policy"].astype(str).str.startswith("static-")].groupby("run_id", sort=False):
         prices += rescale_costs(records(run.sort_values("superstep")), direction)
+    return _median(prices)
+
+
+def calibration_scale_out(rows: Any) -> float | None:
+    """The median price of the cluster calibration job's scale-outs (its records), or ``None``."""
+    return _median(rescale_costs(rows, "up"))
+
+
+def _median(prices: list[float]) -> float | None:
     return float(np.median(prices)) if prices else None
 
 
