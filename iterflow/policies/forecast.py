@@ -7,7 +7,7 @@
 * A trend's count that the last :data:`CONFIRM` barriers read one more, two more, ... is
   ``confirmed``: the rules treat it as known (no horizon pad, a release at once).
 * A trend's count not confirmed is at least the longest reading of the last ``window``
-  barriers, counted down (:func:`_longest_recent`): a shrinking job's trend reads short right
+  barriers, counted down (:func:`_earlier`): a shrinking job's trend reads short right
   after its work collapses. WCC's read 2, 18, 29, 1, 3, 2, 3, 6, 27 left at its first barriers
   where 31, 30, 29, 28, ... were: the 29 was right, and the 1-6 after it released executors for
   a tail read as 1-6 supersteps that ran 24-28 more.
@@ -80,9 +80,11 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
     slope = log_slope([(float(r.superstep), r.ran.work) for r in history[-plan.window:]])
     if n == 0:
         return Forecast(0, np.array([w_last]), np.zeros(1), how, h.estimated)
-    confirmed = h.estimated and h.left is not None and _counted_down(history, plan, n)
-    if h.estimated and h.left is not None and not confirmed:
-        longest = _longest_recent(history, plan)
+    trend = h.estimated and h.left is not None
+    earlier = _earlier(history, plan, max(plan.window, CONFIRM)) if trend else []
+    confirmed = trend and _counted_down(history, earlier, n)
+    if trend and not confirmed:
+        longest = max((x for x in earlier[:plan.window] if x is not None), default=0)
         if longest > n:
             n = longest if h.bound is None else min(longest, h.bound)
             how = (f"~{n} supersteps left: the longest reading of the last {plan.window} barriers, counted "
@@ -98,35 +100,25 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
     return _sampled(works, samples, how, h.estimated, confirmed)
 
 
-def _counted_down(history: History, plan: RunPlan, n: int) -> bool:
+def _earlier(history: History, plan: RunPlan, back: int) -> list[int | None]:
+    """The counts of supersteps left the trend read at each of the last ``back`` barriers before
+    this one, latest first, minus the supersteps run since (``None``: no count read there)."""
+    last = history[-1].superstep
+    recent = history[-(plan.window + back):]  # a full window of deltas behind each reading
+    deltas = [(r.superstep, r.ran.delta) for r in recent]
+    out: list[int | None] = []
+    for k in range(1, min(back, len(recent) - 1) + 1):
+        left = plan.remaining(recent[-1 - k].superstep, deltas[:-k]).left
+        out.append(None if left is None else left - (last - recent[-1 - k].superstep))
+    return out
+
+
+def _counted_down(history: History, earlier: list[int | None], n: int) -> bool:
     """Whether the trend read ``n`` plus the supersteps run since, at each of the last
     :data:`CONFIRM` barriers (a countdown: WCC's labels on a path, one a superstep), not a
     reading that jumps or a guess. Any trend that holds counts down (the readings share most of
     their window); the evidence it is then right is WCC's straight line."""
-    if len(history) <= CONFIRM:
-        return False
-    last = history[-1].superstep
-    recent = history[-(plan.window + CONFIRM):]
-    deltas = [(r.superstep, r.ran.delta) for r in recent]
-    for k in range(1, CONFIRM + 1):
-        before = plan.remaining(recent[-1 - k].superstep, deltas[:-k]).left
-        if before is None or before != n + last - recent[-1 - k].superstep:
-            return False
-    return True
-
-
-def _longest_recent(history: History, plan: RunPlan) -> int:
-    """The longest count of supersteps left that the trend read at the last ``plan.window``
-    barriers before this one, minus the supersteps run since (0 where none read a count)."""
-    last = history[-1].superstep
-    recent = history[-(2 * plan.window):]
-    deltas = [(r.superstep, r.ran.delta) for r in recent]
-    best = 0
-    for k in range(1, min(plan.window, len(recent) - 1) + 1):
-        left = plan.remaining(recent[-1 - k].superstep, deltas[:-k]).left
-        if left is not None:
-            best = max(best, left - (last - recent[-1 - k].superstep))
-    return best
+    return len(history) > CONFIRM and len(earlier) >= CONFIRM and all(x == n for x in earlier[:CONFIRM])
 
 
 def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool, confirmed: bool = False) -> Forecast:
