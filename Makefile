@@ -7,9 +7,9 @@ BIN    := $(VENV)/bin
 DATA   := data
 OUT    := out
 
-.PHONY: setup jars run test test-fast notebook lab bench pareto pareto-full experiments experiments-full clean stall
+.PHONY: setup jars cds run test test-fast notebook lab bench pareto pareto-full experiments experiments-full clean stall
 
-setup: $(VENV)/.installed jars
+setup: $(VENV)/.installed jars cds
 
 $(VENV)/.installed: setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ jars: $(VENV)/.installed
 	@$(BIN)/python -m iterflow.observe.listener
 	@$(BIN)/python -m iterflow.cluster.jars >/dev/null && echo "GraphFrames jars in .cache/jars" \
 	  || echo "warning: GraphFrames jars unavailable; iterflow runs without them (GraphFrames features disabled)"
+
+# The executors' class-data-sharing archive (iterflow/cluster/cds.py): fresh executors on this
+# machine map Spark's classes from it instead of loading them from the jars. ~1 min, once.
+cds: jars
+	@$(BIN)/python -m iterflow.app.classlist 2>/dev/null \
+	  || echo "warning: no executor class archive; executors start without it"
 
 $(DATA)/rmat-16.txt: $(VENV)/.installed
 	$(BIN)/iterflow generate rmat --scale 16 --edges 500000 --seed 1 --out $@

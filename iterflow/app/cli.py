@@ -1,4 +1,4 @@
-"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop|calibrate``, ``generate``, ``model``, ``simulate``.
+"""The ``iterflow`` command line: ``run``, ``report``, ``cluster start|status|stop|calibrate|cds``, ``generate``, ``model``, ``simulate``.
 
 User-facing progress is printed here and only here. Bad input ends with one
 ``iterflow: error: ...`` line and exit status 2; a Spark failure with one line and status 1.
@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Spark setting, as the runs it calibrates for pass it (repeatable; the executors' JVM "
                           "options are part of the cluster's key: their JIT changes what a rescale costs)")
     cal.set_defaults(func=cmd_cluster_calibrate)
+    arch = csub.add_parser("cds", help="make the executors' class-data-sharing archive (make setup does): fresh "
+                                       "executors of clusters on this machine start from it")
+    arch.add_argument("--force", action="store_true", help="rebuild it even where it is there")
+    arch.set_defaults(func=cmd_cluster_cds)
 
     gen = sub.add_parser("generate", help="synthetic inputs")
     gsub = gen.add_subparsers(dest="kind", required=True, parser_class=_Parser)
@@ -228,6 +232,13 @@ def cmd_cluster_stop(args: argparse.Namespace) -> int:
     stop_detached(ClusterInfo(**json.loads(path.read_text())))
     path.unlink()
     print("cluster stopped")
+    return 0
+
+
+def cmd_cluster_cds(args: argparse.Namespace) -> int:
+    from iterflow.app.classlist import ensure
+
+    ensure(force=args.force)
     return 0
 
 

@@ -1,0 +1,142 @@
+"""What the executors' class archive (:mod:`iterflow.cluster.cds`) saves a scale-out, side by side.
+
+    .venv/bin/python experiments/class_archive.py [--reps 3] [--scale 17 --edges 2000000]
+
+PageRank on the emulated cluster (4 workers at 0.5 core, executors JIT with C1 only), started at
+1 executor and scripted 1 -> 4 at barrier 3, 4 -> 1 at barrier 7, 1 -> 4 at barrier 9 (12
+supersteps): two scale-outs to three fresh executor JVMs each. Each repetition runs one
+application with the archive and one without (``spark.iterflow.classArchive=false``), in
+alternating order, each in a Python process and Spark application of its own on one cluster
+(an executor's JVM options are the application's). Per application: the job's seconds, each
+scale-out's registration delay (request to the barrier that saw the executors,
+:func:`~iterflow.loop.records.registration_delays`) and price (its pause and the cold supersteps
+until the new executors worked, :func:`~iterflow.loop.records.rescale_costs`, what the policies
+charge), and the two supersteps after each scale-out. Ratios with / without, paired by rep.
+Results: ``experiments/results/class_archive*``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+NAME = "class_archive"
+SCHEDULE = {3: 4, 7: 1, 9: 4}  # barrier -> executors
+SUPERSTEPS = 12
+
+
+def child(master: str, variant: str, args) -> None:
+    """One application: the scripted run; prints one JSON line."""
+    from algorithms import PageRank
+    from common import rmat
+    from harness import C1_ONLY
+    from iterflow.cluster import cds
+    from iterflow.cluster.session import build_session, stop_session
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.loop.driver import IterationDriver
+    from iterflow.loop.reconfig import Reconfiguration
+    from iterflow.loop.records import registration_delays, rescale_costs
+    from iterflow.policies import PolicyBase
+
+    class Schedule(PolicyBase):
+        name = "schedule"
+
+        def decide(self, history, model=None, *, layout=None, plan=None):  # noqa: ANN001 - Policy protocol
+            n = SCHEDULE.get(history[-1].superstep)
+            return Reconfiguration(reason=f"scripted: {n}", executors=n) if n else Reconfiguration.none("keep")
+
+    conf = {"spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g",
+            "spark.sql.shuffle.partitions": str(args.partitions), "spark.default.parallelism": str(args.partitions),
+            cds.OPTS: C1_ONLY, cds.CONF: "true" if variant == "archive" else "false"}
+    spark = build_session(master, args.workers, conf, with_graphframes=False)
+    try:
+        opts = spark.sparkContext.getConf().get(cds.OPTS, "")
+        assert ("SharedArchiveFile" in opts) == (variant == "archive"), opts
+        g = load_graph(spark, str(rmat(args.scale, args.edges)), "edgelist", partitions=args.partitions)
+        t0 = time.perf_counter()
+        res = IterationDriver(spark, Schedule(), partitions=args.partitions, start_executors=1).run(
+            PageRank(g, max_iterations=SUPERSTEPS))
+        res.output.count()
+        took = time.perf_counter() - t0
+        rec = res.records
+        walls = [r.wall_seconds for r in rec]
+        after = [sum(walls[b:b + 2]) for b in sorted(k for k, v in SCHEDULE.items() if v > 1)]
+        print("RESULT " + json.dumps({
+            "variant": variant, "job_seconds": took, "executors": [r.executors for r in rec], "walls": walls,
+            "registration": registration_delays(rec), "scale_out_price": rescale_costs(rec, "up"),
+            "two_after_scale_out": after}), flush=True)
+        res.release()
+    finally:
+        stop_session(spark)
+
+
+def main() -> int:
+    from harness import parse_args
+    from iterflow.app.classlist import ensure
+    from iterflow.cluster.local import LocalCluster
+
+    def extra(ap) -> None:
+        ap.add_argument("--scale", type=int, default=17)
+        ap.add_argument("--edges", type=int, default=2_000_000)
+        ap.add_argument("--tag", default="", help="names the result files (class_archive_TAG.*)")
+        ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # one application of the experiment
+        ap.add_argument("--master", default=None, help=argparse.SUPPRESS)
+
+    args = parse_args(__doc__, NAME, extra, quick_reps=2)
+    if args.child:
+        child(args.master, args.child, args)
+        return 0
+    ensure()
+    rows = []
+    with LocalCluster(args.workers, 1, "3g", args.cpu_share) as cluster:
+        note = cluster.cpu_share_note or "no cpu share"
+        print(f"cluster: {args.workers} workers; {note}", flush=True)
+        for rep in range(args.reps):
+            for variant in (("archive", "none") if rep % 2 == 0 else ("none", "archive")):
+                cmd = [sys.executable, __file__, "--child", variant, "--master", cluster.master_url,
+                       "--scale", str(args.scale), "--edges", str(args.edges), "--workers", str(args.workers),
+                       "--cpu-share", str(args.cpu_share), "--partitions", str(args.partitions), "--tag", args.tag]
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT ")), None)
+                if out.returncode != 0 or line is None:
+                    print(out.stdout[-2000:], out.stderr[-3000:], file=sys.stderr)
+                    raise SystemExit(f"{variant} rep {rep}: the application failed (exit {out.returncode})")
+                r = {"rep": rep, **json.loads(line[len("RESULT "):])}
+                rows.append(r)
+                print(f"  rep {rep} {variant}: {r['job_seconds']:.1f}s; executors {r['executors']}; registered after "
+                      f"{[round(x, 1) for x in r['registration']]}s; scale-out price "
+                      f"{[round(x, 1) for x in r['scale_out_price']]}s; two supersteps after each scale-out "
+                      f"{[round(x, 1) for x in r['two_after_scale_out']]}s", flush=True)
+    t = pd.DataFrame(rows)
+    results = Path(__file__).resolve().parent / "results"
+    tag = f"_{args.tag}" if args.tag else ""
+    t.to_csv(results / f"{NAME}{tag}.csv", index=False)
+    lines = [f"{NAME}: PageRank R-MAT {args.scale}/{args.edges}, {args.workers} workers ({note}), executors JIT "
+             f"with C1 only; schedule {SCHEDULE}; {args.reps} reps, alternating; with the archive / without"]
+    for what, col in (("job seconds", "job_seconds"), ("registration delay s", "registration"),
+                      ("scale-out price s", "scale_out_price"), ("two supersteps after a scale-out s", "two_after_scale_out")):
+        per = {v: t[t["variant"] == v].set_index("rep")[col] for v in ("archive", "none")}
+        flat = {v: np.concatenate([np.atleast_1d(x) for x in s]) if len(s) else np.array([]) for v, s in per.items()}
+        ratio = [float(np.median(np.atleast_1d(per["archive"][k])) / np.median(np.atleast_1d(per["none"][k])))
+                 for k in per["archive"].index if k in per["none"].index
+                 and np.size(per["archive"][k]) and np.size(per["none"][k])]
+        lines.append(f"  {what}: with {np.median(flat['archive']):.2f} [{np.min(flat['archive']):.2f}-"
+                     f"{np.max(flat['archive']):.2f}], without {np.median(flat['none']):.2f} [{np.min(flat['none']):.2f}-"
+                     f"{np.max(flat['none']):.2f}]; ratio by rep median {np.median(ratio):.2f}x "
+                     f"[{min(ratio):.2f}-{max(ratio):.2f}]" if ratio else f"  {what}: not measured")
+    print("\n".join(lines))
+    (results / f"{NAME}{tag}.txt").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""Make the executors' class archive (:mod:`iterflow.cluster.cds`): run iterflow's three programs
+for a few supersteps on tiny inputs with one executor recording every class it loads, then dump
+those classes with the same java and class path the worker gave it.
+
+``make setup`` runs it once per JDK and Spark install (``python -m iterflow.app.classlist``,
+~1 min; nothing to do when the archive is there); ``iterflow cluster cds --force`` rebuilds.
+Why the programs and not a synthetic query: the classes a superstep's tasks load (Parquet,
+Arrow, the shuffled-hash join, codegen's runtime) are the ones a fresh executor pays for in
+its first superstep.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from iterflow.cluster import cds
+from iterflow.cluster.jvmopts import extra_jvm_opts, joined
+
+
+def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str]]:
+    """Run the programs on a one-worker embedded cluster; return the executor's class list and
+    the command line its worker started it with."""
+    from algorithms import KMeans, PageRank, WeaklyConnectedComponents
+    from iterflow.cluster.local import LocalCluster
+    from iterflow.cluster.session import build_session, stop_session
+    from iterflow.inputs.generate import write_points, write_rmat
+    from iterflow.inputs.graphio import load_graph
+    from iterflow.inputs.pointsio import load_points
+    from iterflow.loop.driver import IterationDriver
+
+    classes = work / "classes.lst"
+    graph, points = write_rmat(work / "g.txt", 10, 4000, seed=1), write_points(work / "p.csv", 2000, 3, 2, seed=1)
+    with LocalCluster(workers=1, cores_per_worker=1, base_dir=work / "cluster") as cluster:
+        spark = build_session(cluster.master_url, 1, {
+            cds.OPTS: joined(extra_jvm_opts(), f"-XX:DumpLoadedClassList={classes}"), cds.CONF: "false",
+            "spark.ui.enabled": "false"}, work_dir=work / "driver", with_graphframes=False)
+        try:
+            g = load_graph(spark, str(graph), "edgelist")
+            pts = load_points(spark, str(points))
+            for program in (PageRank(g, max_iterations=3), WeaklyConnectedComponents(g, max_iterations=3), KMeans(pts, 3, max_iterations=3)):
+                say(f"  recording the classes of {type(program).__name__}")
+                result = IterationDriver(spark).run(program)
+                result.output.count()
+                result.release()
+        finally:
+            stop_session(spark)
+        stderr = next((work / "cluster" / "worker-0").glob("app-*/*/stderr"), None)
+        if stderr is None:
+            from iterflow.errors import ClusterError
+            raise ClusterError(f"no executor stderr under {work / 'cluster' / 'worker-0'}")
+        command = cds.executor_command(stderr.read_text(errors="replace"))
+    time.sleep(1)  # the executor JVM's last lines of the list, flushed as it exits
+    return classes, command
+
+
+def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:
+    """The archive for this JDK and Spark install, made if missing (or ``force``)."""
+    out = cds.archive_path()
+    if out.is_file() and not force:
+        say(f"executor class archive: {out} (there already)")
+        return out
+    started = time.perf_counter()
+    say("executor class archive: recording the classes an executor loads (one worker, ~1 min)")
+    with tempfile.TemporaryDirectory(prefix="iterflow-cds-") as tmp:
+        classes, command = record(Path(tmp), say)
+        cds.build(classes, command, out)
+    say(f"executor class archive: {out} ({out.stat().st_size / 2**20:.0f} MiB, {time.perf_counter() - started:.0f}s)")
+    return out
+
+
+if __name__ == "__main__":
+    ensure(force="--force" in sys.argv[1:])

@@ -1,0 +1,115 @@
+"""Fresh executor JVMs start from a class-data-sharing archive of the classes Spark loads (AppCDS).
+
+Why: a scale-out pays for its new executors twice before they run a task at full speed -- the
+JVM starts and loads ~3,000 Spark and Scala classes from the jars, then the first tasks load
+the rest. On a 0.5-core node that is seconds, during which the superstep runs without them. With
+an archive (``-XX:SharedArchiveFile``) the JVM maps those classes, parsed and verified once,
+from one file: on the emulated cluster the executors a scale-out asked for joined within the
+next superstep instead of after it, and the superstep after the scale-out ran near steady (see
+the README, "Fresh executors from a class archive").
+
+The archive is the JDK's own (``java -Xshare:dump`` over a class list an executor recorded with
+``-XX:DumpLoadedClassList``, :mod:`iterflow.app.classlist` makes it). It holds for one Java
+and one Spark install: its file name carries a key of both (:func:`key`), so another JDK or
+pyspark never maps a stale one; a JVM that cannot use it (another class path) runs without it
+(``-Xshare:auto``, the default), only slower. It is applied to the executors of clusters on this
+machine (``spark://127.0.0.1``, ``spark://localhost``), where the file is where the executors
+look; ``--conf spark.iterflow.classArchive=false`` turns it off, and executor options that
+already name an archive (``SharedArchiveFile``, ``-Xshare``) are left alone.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Mapping
+
+from iterflow.errors import ClusterError
+
+CONF = "spark.iterflow.classArchive"
+OPTS = "spark.executor.extraJavaOptions"
+LOCAL_MASTERS = ("spark://127.0.0.1:", "spark://localhost:")
+_COMMAND = re.compile(r'Spark Executor Command: (".*")')
+
+
+def archive_dir() -> Path:
+    """Where archives are kept: ``$ITERFLOW_CDS`` or ``<project>/.cache/cds`` (next to the jars)."""
+    return Path(os.environ.get("ITERFLOW_CDS", Path(__file__).resolve().parents[2] / ".cache" / "cds"))
+
+
+def executor_java() -> str:
+    """The ``java`` a worker's executors run, as ``bin/spark-class`` finds it: ``$JAVA_HOME``, else the PATH."""
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not found:
+        raise ClusterError("no java: set JAVA_HOME or put java 17 on the PATH")
+    return os.path.realpath(found)
+
+
+def key(java: str | None = None) -> str:
+    """A short key of the JDK and of Spark's jars: an archive holds for exactly these."""
+    from iterflow.cluster.local import spark_home
+
+    java = java or executor_java()
+    st = os.stat(java)
+    parts = [java, str(st.st_size), str(int(st.st_mtime))]
+    libjvm = sorted(Path(java).resolve().parents[1].glob("lib/server/libjvm.so"))
+    parts += [f"{p}:{p.stat().st_size}:{int(p.stat().st_mtime)}" for p in libjvm]
+    parts += sorted(f"{j.name}:{j.stat().st_size}" for j in (spark_home() / "jars").glob("*.jar"))
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def archive_path(java: str | None = None) -> Path:
+    return archive_dir() / f"executors-{key(java)}.jsa"
+
+
+def applies(master: str, settings: Mapping[str, str]) -> bool:
+    """Whether a session of ``master`` with ``settings`` gets the archive (see the module doc)."""
+    if str(settings.get(CONF, "true")).strip().lower() in ("false", "0", "off", "no"):
+        return False
+    opts = settings.get(OPTS, "")
+    if "SharedArchiveFile" in opts or "-Xshare" in opts:
+        return False
+    return master.startswith(LOCAL_MASTERS) and archive_path().is_file()
+
+
+def with_archive(master: str, settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` with the executors' options naming the archive, where it :func:`applies`."""
+    if not applies(master, settings):
+        return settings
+    opts = " ".join(p for p in (settings.get(OPTS, "").strip(), f"-XX:SharedArchiveFile={archive_path()}") if p)
+    return {**settings, OPTS: opts}
+
+
+def executor_command(stderr_text: str) -> list[str]:
+    """The command line a worker started an executor with, from the ``Spark Executor Command:``
+    line it writes at the top of the executor's ``stderr``."""
+    m = _COMMAND.search(stderr_text)
+    if not m:
+        raise ClusterError("no 'Spark Executor Command:' line in the executor's stderr")
+    return re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
+
+
+def build(class_list: Path, command: list[str], out: Path | None = None, timeout: float = 300) -> Path:
+    """Dump the archive of ``class_list`` for the java and class path of an executor's ``command``.
+
+    Written next to its final name and renamed into place, so a failed or interrupted dump
+    never leaves an archive a JVM would try to map."""
+    java = command[0]
+    cp = command[command.index("-cp") + 1] if "-cp" in command else None
+    if cp is None:
+        raise ClusterError("the executor's command has no -cp: cannot dump its class path's archive")
+    out = out or archive_path(os.path.realpath(java))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    proc = subprocess.run([java, "-Xshare:dump", f"-XX:SharedClassListFile={class_list}",
+                           f"-XX:SharedArchiveFile={tmp}", "-Xlog:cds=error", "-cp", cp],
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or not tmp.is_file():
+        tmp.unlink(missing_ok=True)
+        raise ClusterError(f"java -Xshare:dump failed ({proc.returncode}): {(proc.stderr or proc.stdout)[-800:]}")
+    os.replace(tmp, out)
+    return out

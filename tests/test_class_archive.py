@@ -1,0 +1,94 @@
+"""The executors' class-data-sharing archive (iterflow.cluster.cds): when a session gets it, and
+that the archive ``make setup`` dumped really maps for the executors the embedded cluster starts."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iterflow.cluster import cds
+from iterflow.errors import ClusterError
+
+LOCAL = "spark://127.0.0.1:7077"
+
+
+@pytest.fixture
+def archive(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path))
+    path = cds.archive_path()
+    path.write_bytes(b"not a real archive: only its presence is read here")
+    return path
+
+
+def test_a_local_session_gets_the_archive_after_its_own_executor_options(archive):
+    out = cds.with_archive(LOCAL, {cds.OPTS: "-XX:TieredStopAtLevel=1", "spark.app.name": "x"})
+    assert out[cds.OPTS] == f"-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile={archive}"
+    assert cds.with_archive(LOCAL, {})[cds.OPTS] == f"-XX:SharedArchiveFile={archive}"
+
+
+@pytest.mark.parametrize("master,settings", [
+    ("spark://cluster.example:7077", {}),  # the file is not where a remote node's executors look
+    ("yarn", {}),
+    (LOCAL, {cds.CONF: "false"}),  # turned off
+    (LOCAL, {cds.OPTS: "-XX:SharedArchiveFile=/mine.jsa"}),  # the user's own archive
+    (LOCAL, {cds.OPTS: "-Xshare:off"}),
+])
+def test_no_archive_where_it_cannot_or_should_not_apply(archive, master, settings):
+    assert cds.with_archive(master, dict(settings)) == settings
+    assert not cds.applies(master, settings)
+
+
+def test_no_archive_before_one_was_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path / "empty"))
+    assert cds.with_archive(LOCAL, {}) == {}
+
+
+def test_the_key_follows_the_spark_install(monkeypatch, tmp_path):
+    from iterflow.cluster import local
+
+    jars = tmp_path / "spark" / "jars"
+    jars.mkdir(parents=True)
+    (jars / "spark-core.jar").write_bytes(b"1")
+    monkeypatch.setattr(local, "spark_home", lambda: tmp_path / "spark")
+    before = cds.key()
+    assert cds.key() == before  # stable
+    (jars / "spark-core.jar").write_bytes(b"12")  # another build of a jar
+    assert cds.key() != before
+
+
+def test_the_executor_command_is_read_from_its_stderr():
+    text = ('Spark Executor Command: "/usr/lib/jvm/j17/bin/java" "-cp" "/sp/conf:/sp/jars/*" "-Xmx2048M" '
+            '"org.apache.spark.executor.CoarseGrainedExecutorBackend" "--cores" "1"\n========\nlog lines')
+    cmd = cds.executor_command(text)
+    assert cmd[0] == "/usr/lib/jvm/j17/bin/java" and cmd[cmd.index("-cp") + 1] == "/sp/conf:/sp/jars/*"
+    with pytest.raises(ClusterError, match="Spark Executor Command"):
+        cds.executor_command("some other log")
+
+
+def test_a_failed_dump_leaves_no_archive(tmp_path):
+    bad = tmp_path / "fakejava"
+    bad.write_text("#!/bin/sh\necho 'dump refused' >&2\nexit 3\n")
+    bad.chmod(0o755)
+    out = tmp_path / "a.jsa"
+    with pytest.raises(ClusterError, match="dump refused"):
+        cds.build(tmp_path / "classes.lst", [str(bad), "-cp", "x", "Main"], out)
+    assert list(tmp_path.glob("a.*")) == []
+
+
+@pytest.mark.cluster
+def test_the_embedded_clusters_executors_map_the_archive(spark, cluster):
+    """The session fixture's executors were started with the archive, and that archive maps for
+    their exact java and class path (``-Xshare:on`` refuses to start where it would not)."""
+    path = cds.archive_path()
+    if not path.is_file():
+        pytest.skip("no class archive (make setup makes it)")
+    assert f"-XX:SharedArchiveFile={path}" in spark.sparkContext.getConf().get(cds.OPTS, "")
+    spark.range(100).count()
+    stderr = next(Path(cluster.base_dir).glob("worker-*/app-*/*/stderr"))
+    cmd = cds.executor_command(stderr.read_text(errors="replace"))
+    assert f"-XX:SharedArchiveFile={path}" in cmd
+    probe = subprocess.run([cmd[0], "-Xshare:on", f"-XX:SharedArchiveFile={path}", "-cp", cmd[cmd.index("-cp") + 1],
+                            "-Xlog:class+load", "-version"], capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr[-1000:]
+    assert "source: shared objects file" in probe.stdout
