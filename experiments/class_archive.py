@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +58,11 @@ def child(master: str, variant: str, args) -> None:
     conf = {"spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g",
             "spark.sql.shuffle.partitions": str(args.partitions), "spark.default.parallelism": str(args.partitions),
             cds.OPTS: C1_ONLY, cds.CONF: "true" if variant == "archive" else "false"}
+    events = None
+    if args.tasks:
+        events = Path(tempfile.mkdtemp(prefix="iterflow-eventlog-"))
+        conf.update({"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
+                     "spark.eventLog.dir": f"file://{events}"})
     spark = build_session(master, args.workers, conf, with_graphframes=False)
     try:
         opts = spark.sparkContext.getConf().get(cds.OPTS, "")
@@ -74,8 +81,43 @@ def child(master: str, variant: str, args) -> None:
             "registration": registration_delays(rec), "scale_out_price": rescale_costs(rec, "up"),
             "two_after_scale_out": after}), flush=True)
         res.release()
+        app = spark.sparkContext.applicationId
     finally:
         stop_session(spark)
+    if events is not None:
+        from iterflow.observe.eventlog import find_log
+        print("TASKS " + json.dumps(task_times(find_log(events, app))), flush=True)
+        shutil.rmtree(events, ignore_errors=True)
+
+
+#: a task's time as Spark's event log splits it (milliseconds)
+PARTS = {"deserialize": "Executor Deserialize Time", "run": "Executor Run Time", "gc": "JVM GC Time",
+         "fetch_wait": ("Shuffle Read Metrics", "Fetch Wait Time")}
+
+
+def task_times(log: Path) -> list[dict]:
+    """Per task of the log: its executor, its rank among that executor's tasks (0: its first),
+    whether the executor was added after the application's first task ran (a scale-out's), and
+    its time split into ``PARTS`` (seconds)."""
+    rows, seen, first_task_at = [], {}, None
+    for line in log.read_text().splitlines():
+        if '"SparkListenerTaskEnd"' not in line:
+            continue
+        ev = json.loads(line)
+        info, m = ev["Task Info"], ev.get("Task Metrics") or {}
+        ex, launch = info["Executor ID"], info["Launch Time"]
+        first_task_at = launch if first_task_at is None else min(first_task_at, launch)
+        seen.setdefault(ex, []).append(launch)
+        row = {"executor": ex, "launch": launch, "duration": (info["Finish Time"] - launch) / 1e3}
+        for name, key in PARTS.items():
+            v = m.get(key[0], {}).get(key[1], 0) if isinstance(key, tuple) else m.get(key, 0)
+            row[name] = v / 1e3
+        rows.append(row)
+    first_seen = {ex: min(t) for ex, t in seen.items()}
+    for r in rows:
+        r["rank"] = sum(t < r["launch"] for t in seen[r["executor"]])
+        r["fresh"] = first_seen[r["executor"]] > first_task_at + 1000  # a scale-out's executor
+    return rows
 
 
 def main() -> int:
@@ -87,6 +129,9 @@ def main() -> int:
         ap.add_argument("--scale", type=int, default=17)
         ap.add_argument("--edges", type=int, default=2_000_000)
         ap.add_argument("--tag", default="", help="names the result files (class_archive_TAG.*)")
+        ap.add_argument("--tasks", action="store_true",
+                        help="also split the tasks of a scale-out's executors (their first ones against the rest) "
+                             "into deserialization, run, GC and shuffle fetch wait, from Spark's event log")
         ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # one application of the experiment
         ap.add_argument("--master", default=None, help=argparse.SUPPRESS)
 
@@ -95,7 +140,7 @@ def main() -> int:
         child(args.master, args.child, args)
         return 0
     ensure()
-    rows = []
+    rows, tasks = [], []
     with LocalCluster(args.workers, 1, "3g", args.cpu_share) as cluster:
         note = cluster.cpu_share_note or "no cpu share"
         print(f"cluster: {args.workers} workers; {note}", flush=True)
@@ -104,6 +149,7 @@ def main() -> int:
                 cmd = [sys.executable, __file__, "--child", variant, "--master", cluster.master_url,
                        "--scale", str(args.scale), "--edges", str(args.edges), "--workers", str(args.workers),
                        "--cpu-share", str(args.cpu_share), "--partitions", str(args.partitions), "--tag", args.tag]
+                cmd += ["--tasks"] if args.tasks else []
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT ")), None)
                 if out.returncode != 0 or line is None:
@@ -111,6 +157,9 @@ def main() -> int:
                     raise SystemExit(f"{variant} rep {rep}: the application failed (exit {out.returncode})")
                 r = {"rep": rep, **json.loads(line[len("RESULT "):])}
                 rows.append(r)
+                tl = next((x for x in out.stdout.splitlines() if x.startswith("TASKS ")), None)
+                if tl:
+                    tasks += [{"rep": rep, "variant": variant, **x} for x in json.loads(tl[len("TASKS "):])]
                 print(f"  rep {rep} {variant}: {r['job_seconds']:.1f}s; executors {r['executors']}; registered after "
                       f"{[round(x, 1) for x in r['registration']]}s; scale-out price "
                       f"{[round(x, 1) for x in r['scale_out_price']]}s; two supersteps after each scale-out "
@@ -132,9 +181,25 @@ def main() -> int:
                      f"{np.max(flat['archive']):.2f}], without {np.median(flat['none']):.2f} [{np.min(flat['none']):.2f}-"
                      f"{np.max(flat['none']):.2f}]; ratio by rep median {np.median(ratio):.2f}x "
                      f"[{min(ratio):.2f}-{max(ratio):.2f}]" if ratio else f"  {what}: not measured")
+    if tasks:
+        lines += task_summary(pd.DataFrame(tasks))
+        pd.DataFrame(tasks).to_csv(results / f"{NAME}{tag}_tasks.csv", index=False)
     print("\n".join(lines))
     (results / f"{NAME}{tag}.txt").write_text("\n".join(lines) + "\n")
     return 0
+
+
+def task_summary(t: pd.DataFrame) -> list[str]:
+    """Median seconds of each part: a scale-out's executors' first 2 tasks, and every executor's
+    tasks from its 10th on (steady), per variant."""
+    out = ["  tasks, median seconds (duration = deserialize + run + the rest; fetch wait is inside run):"]
+    for variant in ("archive", "none"):
+        v = t[t["variant"] == variant]
+        for label, sel in (("a scale-out's executor, its first 2 tasks", v[v["fresh"] & (v["rank"] < 2)]),
+                           ("every executor, its 10th task on", v[v["rank"] >= 10])):
+            parts = ", ".join(f"{p} {sel[p].median():.3f}" for p in ("duration", *PARTS))
+            out.append(f"    {variant}: {label} ({len(sel)}): {parts}")
+    return out
 
 
 if __name__ == "__main__":

@@ -67,6 +67,9 @@ def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:
     with tempfile.TemporaryDirectory(prefix="iterflow-cds-") as tmp:
         classes, command = record(Path(tmp), say)
         cds.build(classes, command, out)
+    for stale in out.parent.glob("executors-*.jsa"):  # other JDKs' or Spark installs': ~100 MiB each
+        if stale != out:
+            stale.unlink(missing_ok=True)
     say(f"executor class archive: {out} ({out.stat().st_size / 2**20:.0f} MiB, {time.perf_counter() - started:.0f}s)")
     return out
 

@@ -50,7 +50,7 @@ def executor_java() -> str:
 
 
 def key(java: str | None = None) -> str:
-    """A short key of the JDK and of Spark's jars: an archive holds for exactly these."""
+    """A short key of the JDK and of Spark's jars (where they are, which): an archive holds for exactly these."""
     from iterflow.cluster.local import spark_home
 
     java = java or executor_java()
@@ -58,7 +58,8 @@ def key(java: str | None = None) -> str:
     parts = [java, str(st.st_size), str(int(st.st_mtime))]
     libjvm = sorted(Path(java).resolve().parents[1].glob("lib/server/libjvm.so"))
     parts += [f"{p}:{p.stat().st_size}:{int(p.stat().st_mtime)}" for p in libjvm]
-    parts += sorted(f"{j.name}:{j.stat().st_size}" for j in (spark_home() / "jars").glob("*.jar"))
+    # the jars by path: the class path an archive was dumped for is the one it maps for
+    parts += [str(spark_home())] + sorted(f"{j.name}:{j.stat().st_size}" for j in (spark_home() / "jars").glob("*.jar"))
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:12]
 
 
