@@ -100,7 +100,9 @@ def task_times(log: Path) -> list[dict]:
     whether the executor was added after the application's first task ran (a scale-out's), and
     its time split into ``PARTS`` (seconds)."""
     rows, seen, first_task_at = [], {}, None
-    for line in log.read_text().splitlines():
+    from iterflow.observe.eventlog import event_lines
+
+    for line in event_lines(log):
         if '"SparkListenerTaskEnd"' not in line:
             continue
         ev = json.loads(line)

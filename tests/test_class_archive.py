@@ -39,6 +39,15 @@ def test_no_archive_where_it_cannot_or_should_not_apply(archive, master, setting
     assert not cds.applies(master, settings)
 
 
+def test_the_spark_submit_properties_of_the_embedded_cluster_carry_it(archive, tmp_path):
+    from iterflow.cluster.local import LocalCluster
+
+    cluster = LocalCluster(workers=1, base_dir=tmp_path / "c")  # not started: only its properties are read
+    cluster.master_url = LOCAL
+    line = next(x for x in cluster.submit_properties().splitlines() if x.startswith(cds.OPTS))
+    assert line.endswith(f"-XX:SharedArchiveFile={archive}")
+
+
 def test_no_archive_before_one_was_made(tmp_path, monkeypatch):
     monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path / "empty"))
     assert cds.with_archive(LOCAL, {}) == {}

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iterflow.cluster import auth
+from iterflow.cluster import auth, cds
 from iterflow.cluster.cpushare import CpuShare
 from iterflow.cluster.jvmopts import extra_jvm_opts, joined
 from iterflow.errors import ClusterError
@@ -230,6 +230,7 @@ class LocalCluster:
                 if k != "spark.app.name"}
         conf.update({"spark.executor.cores": str(self.cores_per_worker),
                      auth.AUTH: "true", auth.SECRET: self._secret})
+        conf = cds.with_archive(self.master_url, conf)  # spark-submit's executors start from it too
         lines = ["# Written by `iterflow cluster start`; removed by `iterflow cluster stop`. Holds the",
                  "# cluster's authentication secret: keep it private (0600)."]
         return "\n".join(lines + [f"{k} {v}" for k, v in sorted(conf.items())]) + "\n"
