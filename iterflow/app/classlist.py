@@ -18,6 +18,7 @@ from typing import Callable
 
 from iterflow.cluster import cds
 from iterflow.cluster.jvmopts import extra_jvm_opts, joined
+from iterflow.errors import ClusterError
 
 
 def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str]]:
@@ -40,7 +41,9 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
         try:
             g = load_graph(spark, str(graph), "edgelist")
             pts = load_points(spark, str(points))
-            for program in (PageRank(g, max_iterations=3), WeaklyConnectedComponents(g, max_iterations=3), KMeans(pts, 3, max_iterations=3)):
+            programs = (PageRank(g, max_iterations=3), WeaklyConnectedComponents(g, max_iterations=3),
+                        KMeans(pts, 3, max_iterations=3))
+            for program in programs:
                 say(f"  recording the classes of {type(program).__name__}")
                 result = IterationDriver(spark).run(program)
                 result.output.count()
@@ -49,7 +52,6 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
             stop_session(spark)
         stderr = next((work / "cluster" / "worker-0").glob("app-*/*/stderr"), None)
         if stderr is None:
-            from iterflow.errors import ClusterError
             raise ClusterError(f"no executor stderr under {work / 'cluster' / 'worker-0'}")
         command = cds.executor_command(stderr.read_text(errors="replace"))
     time.sleep(1)  # the executor JVM's last lines of the list, flushed as it exits
