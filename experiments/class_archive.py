@@ -38,7 +38,7 @@ SUPERSTEPS = 12
 def child(master: str, variant: str, args) -> None:
     """One application: the scripted run; prints one JSON line."""
     from algorithms import PageRank
-    from common import rmat
+    from common import rmat, session_settings
     from harness import C1_ONLY
     from iterflow.cluster import cds
     from iterflow.cluster.session import build_session, stop_session
@@ -55,15 +55,11 @@ def child(master: str, variant: str, args) -> None:
             n = SCHEDULE.get(history[-1].superstep)
             return Reconfiguration(reason=f"scripted: {n}", executors=n) if n else Reconfiguration.none("keep")
 
-    conf = {"spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g",
-            "spark.sql.shuffle.partitions": str(args.partitions), "spark.default.parallelism": str(args.partitions),
-            cds.OPTS: C1_ONLY, cds.CONF: "true" if variant == "archive" else "false"}
-    events = None
-    if args.tasks:
-        events = Path(tempfile.mkdtemp(prefix="iterflow-eventlog-"))
-        conf.update({"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
-                     "spark.eventLog.dir": f"file://{events}"})
-    spark = build_session(master, args.workers, conf, with_graphframes=False)
+    events = Path(tempfile.mkdtemp(prefix="iterflow-eventlog-")) if args.tasks else None
+    work = tempfile.TemporaryDirectory(prefix="iterflow-exp-")  # the driver's checkpoints, removed after
+    conf = {**session_settings(args.partitions, events), cds.OPTS: C1_ONLY,
+            cds.CONF: "true" if variant == "archive" else "false"}
+    spark = build_session(master, args.workers, conf, work_dir=Path(work.name), with_graphframes=False)
     try:
         opts = spark.sparkContext.getConf().get(cds.OPTS, "")
         assert ("SharedArchiveFile" in opts) == (variant == "archive"), opts
@@ -84,6 +80,7 @@ def child(master: str, variant: str, args) -> None:
         app = spark.sparkContext.applicationId
     finally:
         stop_session(spark)
+        work.cleanup()
     if events is not None:
         from iterflow.observe.eventlog import find_log
         print("TASKS " + json.dumps(task_times(find_log(events, app))), flush=True)

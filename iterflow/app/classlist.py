@@ -54,8 +54,7 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
         if stderr is None:
             raise ClusterError(f"no executor stderr under {work / 'cluster' / 'worker-0'}")
         command = cds.executor_command(stderr.read_text(errors="replace"))
-    time.sleep(1)  # the executor JVM's last lines of the list, flushed as it exits
-    return classes, command
+    return classes, command  # the cluster stopped: its executor has exited, its list is complete
 
 
 def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:

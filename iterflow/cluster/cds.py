@@ -71,21 +71,28 @@ def archive_path(java: str | None = None) -> Path:
     return archive_dir() / f"executors-{key(java)}.jsa"
 
 
+def _archive_for(master: str, settings: Mapping[str, str]) -> Path | None:
+    """The archive a session of ``master`` with ``settings`` gets, or ``None`` (see the module doc)."""
+    if str(settings.get(CONF, "true")).strip().lower() in ("false", "0", "off", "no"):
+        return None
+    opts = settings.get(OPTS, "")
+    if "SharedArchiveFile" in opts or "-Xshare" in opts or not master.startswith(LOCAL_MASTERS):
+        return None
+    path = archive_path()
+    return path if path.is_file() else None
+
+
 def applies(master: str, settings: Mapping[str, str]) -> bool:
     """Whether a session of ``master`` with ``settings`` gets the archive (see the module doc)."""
-    if str(settings.get(CONF, "true")).strip().lower() in ("false", "0", "off", "no"):
-        return False
-    opts = settings.get(OPTS, "")
-    if "SharedArchiveFile" in opts or "-Xshare" in opts:
-        return False
-    return master.startswith(LOCAL_MASTERS) and archive_path().is_file()
+    return _archive_for(master, settings) is not None
 
 
 def with_archive(master: str, settings: dict[str, str]) -> dict[str, str]:
     """``settings`` with the executors' options naming the archive, where it :func:`applies`."""
-    if not applies(master, settings):
+    path = _archive_for(master, settings)
+    if path is None:
         return settings
-    opts = " ".join(p for p in (settings.get(OPTS, "").strip(), f"-XX:SharedArchiveFile={archive_path()}") if p)
+    opts = " ".join(p for p in (settings.get(OPTS, "").strip(), f"-XX:SharedArchiveFile={path}") if p)
     return {**settings, OPTS: opts}
 
 
