@@ -60,6 +60,8 @@ class KMeans(IterativeProgram):
 
     # -- initialization ------------------------------------------------------------------
     def init(self, spark: SparkSession) -> State:
+        if self.partitions and self.points.rdd.getNumPartitions() != self.partitions:  # the loop's count of tasks
+            self.points = self.recache(self.points, self.partitions)
         if self.init_centers is not None:
             centers = self.init_centers
         elif self.init_mode == "random":

@@ -26,11 +26,13 @@ from iterflow.inputs.generate import write_points, write_rmat  # noqa: E402
 from iterflow.cluster.session import build_session  # noqa: E402
 
 
-def session_settings(partitions: int, eventlog: Path | None = None) -> dict[str, str]:
+def session_settings(partitions: int | None, eventlog: Path | None = None) -> dict[str, str]:
     """The Spark settings of an experiment's session on the emulated nodes (1-core executors), with
-    Spark's event log (uncompressed, for :mod:`iterflow.observe.eventlog`) in ``eventlog`` if given."""
-    settings = {"spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g",
-                "spark.sql.shuffle.partitions": str(partitions), "spark.default.parallelism": str(partitions)}
+    Spark's event log (uncompressed, for :mod:`iterflow.observe.eventlog`) in ``eventlog`` if given;
+    ``partitions`` None: the session's default (the loop sets a run's own count)."""
+    settings = {"spark.executor.cores": "1", "spark.executor.memory": "2g", "spark.driver.memory": "4g"}
+    if partitions:
+        settings.update({"spark.sql.shuffle.partitions": str(partitions), "spark.default.parallelism": str(partitions)})
     if eventlog is not None:
         eventlog.mkdir(parents=True, exist_ok=True)
         settings.update({"spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
@@ -39,7 +41,7 @@ def session_settings(partitions: int, eventlog: Path | None = None) -> dict[str,
 
 
 @contextlib.contextmanager
-def emulated_cluster(workers: int = 4, cpu_share: float | None = 0.5, partitions: int = 8,
+def emulated_cluster(workers: int = 4, cpu_share: float | None = 0.5, partitions: int | None = 8,
                      eventlog: Path | None = None, conf: dict[str, str] | None = None) -> Iterator[Any]:
     """Yield ``(cluster, spark)``; everything is stopped on exit, also on errors and Ctrl-C."""
     with LocalCluster(workers, 1, "3g", cpu_share) as cluster:

@@ -43,15 +43,20 @@ SUMMARY_COLUMNS = ["experiment", "job", "config", "metric", "median", "min", "ma
 
 
 def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], None] | None = None,
-               quick_reps: int = 3) -> argparse.Namespace:
-    """The options every experiment has: ``--quick``, ``--reps``, cluster shape, MLflow experiment."""
+               quick_reps: int = 3, partitions: int | None = 8) -> argparse.Namespace:
+    """The options every experiment has: ``--quick``, ``--reps``, cluster shape, MLflow experiment.
+    ``partitions``: the default of ``--partitions`` (8: the count the experiments measured before
+    the loop's count followed the cores both ways, stop 44; ``None``: the loop's own choice)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
     ap.add_argument("--quick", action="store_true", help="small data, few supersteps (make experiments)")
     ap.add_argument("--reps", type=int, default=None, help=f"repetitions per configuration (default {quick_reps})")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--cpu-share", type=float, default=0.5)
-    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--partitions", type=int, default=partitions,
+                    help="starting partition count" + (f" (default {partitions})" if partitions else
+                                                       " (default: one task a core of the executors a run starts on)")
+                    + "; a rescale's follows the cores (iterflow.loop.reconfigure)")
     ap.add_argument("--executor-jit", choices=["c1", "default"], default="c1",
                     help="the executors' JIT on the emulated nodes (default c1: -XX:TieredStopAtLevel=1; "
                          "C2's compiler threads would share each node's sub-core quota with the tasks)")

@@ -114,7 +114,7 @@ def whole(run: Any) -> tuple[float, float]:
 
 
 def main() -> int:
-    args = parse_args(__doc__, NAME, extra, quick_reps=1)
+    args = parse_args(__doc__, NAME, extra, quick_reps=1, partitions=None)
     stem = f"{NAME}_{args.tag}" if args.tag else NAME
     if args.from_csv:  # the analysis again, on the runs saved by an earlier call
         df = pd.read_csv(RESULTS / f"{stem}.csv")

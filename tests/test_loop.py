@@ -19,7 +19,7 @@ def make(policy=None, executors: int = 2, **kw):
     engine = FakeEngine(executors)
     model = kw.pop("model", FakeModel())
     driver = IterationDriver(None, policy or ScriptedPolicy(), engine=engine, stats=FakeStats(engine),
-                             actuator=FakeActuator(engine), model=model, partitions=4, **kw)
+                             actuator=FakeActuator(engine), model=model, partitions=kw.pop("partitions", 4), **kw)
     return driver, engine, model
 
 
@@ -41,7 +41,29 @@ def test_one_superstep_runs_observes_decides_and_actuates_in_that_order():
     r2 = res.records[1]
     assert r2.decided.decision == "up" and r2.actuated.executors_requested == 3
     assert r2.actuated.executors_active == 3 and r2.actuated.cores_after == 3
-    assert r2.actuated.partitions_after == 6  # two tasks per core once the cores outgrow the start
+    assert r2.actuated.partitions_after == 3  # the count follows the cores: one task a core
+
+
+def test_the_partition_count_starts_at_the_cores_and_follows_them_both_ways():
+    policy = ScriptedPolicy({2: Reconfiguration("less", executors=1), 3: Reconfiguration("more", executors=3)})
+    engine = FakeEngine(2)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=FakeActuator(engine),
+                             model=FakeModel(), wait_for_executors=True)  # no count given
+    res = driver.run(Doubling(max_iterations=4))
+    assert [r.ran.partitions for r in res.records] == [2, 2, 1, 3]  # one task a core, down as up
+    assert [r.actuated.partitions_after for r in res.records[1:3]] == [1, 3]
+    # a count given is where the run starts; a rescale's count follows the cores from there on
+    engine = FakeEngine(2)
+    policy = ScriptedPolicy({2: Reconfiguration("less", executors=1)})
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=FakeActuator(engine),
+                             model=FakeModel(), partitions=4)
+    assert [r.ran.partitions for r in driver.run(Doubling(max_iterations=3)).records] == [4, 4, 1]
+    # not following: the count stays where it started
+    engine = FakeEngine(2)
+    policy = ScriptedPolicy({2: Reconfiguration("less", executors=1)})
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=FakeActuator(engine),
+                             model=FakeModel(), partitions=4, partitions_follow_cores=False)
+    assert [r.ran.partitions for r in driver.run(Doubling(max_iterations=3)).records] == [4, 4, 4]
 
 
 def test_the_policy_is_not_asked_at_the_converged_barrier():
@@ -55,7 +77,7 @@ def test_the_policy_is_not_asked_at_the_converged_barrier():
 
 def test_model_learns_steady_supersteps_only_and_prices_the_cold_one():
     policy = ScriptedPolicy({3: Reconfiguration("more", executors=4)})
-    driver, _, model = make(policy)
+    driver, _, model = make(policy, partitions=2)  # 2 -> 4 partitions with the cores: a relayout
     res = driver.run(Doubling(max_iterations=6))
     # superstep 1 (warm-up) and 4 (first at 4 executors: cold) are not fed
     fed = [r.superstep for r in res.records if any(w == r.wall_seconds for _, _, w in model.rows)]
@@ -227,7 +249,7 @@ def scaling(plan: dict[int, int], wait: bool = False, **actuator) -> tuple[Itera
     engine = FakeEngine(2)
     policy = ScriptedPolicy({i: Reconfiguration("more", executors=n) for i, n in plan.items()})
     driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine),
-                             actuator=FakeActuator(engine, **actuator), model=FakeModel(), partitions=4,
+                             actuator=FakeActuator(engine, **actuator), model=FakeModel(), partitions=2,
                              wait_for_executors=wait)
     return driver, engine
 
@@ -244,7 +266,7 @@ def test_a_scale_out_does_not_wait_for_executors_and_relayouts_once_they_came():
     # barrier 4 sees them registered: it re-partitions for 4 cores, once
     assert not r[4].actuated.executors_pending and r[4].actuated.cores_after == 4
     assert r[4].actuated.executors_arrived == 2
-    assert r[4].actuated.partitions_after == 8 and r[5].actuated.partitions_after is None
+    assert r[4].actuated.partitions_after == 4 and r[5].actuated.partitions_after is None
     assert r[5].executors == 4
     assert res.output == 5.0
 

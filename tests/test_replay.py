@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction, makespan
+from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction, makespan, resplit
 
 
 def stages(*durations_s):
@@ -30,6 +30,28 @@ def test_one_size_predicts_the_others_fixed_time_kept_parallel_time_divided():
     assert m.predict_seconds(4, 50.0) == pytest.approx(0.5 + (2.0 + 0.5) / 2)  # half the work
     lo, hi = m.predict_interval(4, 100.0)
     assert lo < m.predict_seconds(4, 100.0) < hi
+
+
+def test_a_stage_re_cut_keeps_its_work_and_pays_each_task_its_overhead():
+    assert resplit([1.0, 1.0, 1.0, 1.0], 2, 0.0) == pytest.approx([2.0, 2.0])
+    assert resplit([1.0, 1.0, 1.0, 1.0], 2, 0.1) == pytest.approx([1.9, 1.9])  # 4 x 0.9 of work, 2 overheads
+    assert resplit([2.1], 4, 0.1) == pytest.approx([0.6] * 4)
+    # a hot task stays hot: split, its halves carry its work; merged, its neighbour's is added
+    assert resplit([3.0, 1.0], 4, 0.0) == pytest.approx([1.5, 1.5, 0.5, 0.5])
+    assert resplit([3.0, 1.0, 1.0, 1.0], 2, 0.0) == pytest.approx([4.0, 2.0])
+    assert resplit([0.5, 0.7], 2, 0.1) == [0.5, 0.7] and resplit([], 3, 0.1) == []
+
+
+def test_where_the_partitions_follow_the_cores_more_slots_get_more_tasks():
+    # measured on 1 slot at one task a core: a 2.1 s stage and a tail-like 0.1 s one (all overhead)
+    wall = 2.1 + 0.1 + 0.3
+    fixed = ReplayModel().observe(1, 100.0, wall, stages([2.1], [0.1]))
+    follow = ReplayModel(tasks_follow_slots=True).observe(1, 100.0, wall, stages([2.1], [0.1]))
+    assert fixed.predict_seconds(4, 100.0) == pytest.approx(wall)  # one task: no slot to spare it
+    assert follow.task_overhead == pytest.approx(0.1)
+    # at 4 slots 4 tasks a stage: 2.0 s of work in four, each paying 0.1 s; the tail stays 0.1 s
+    assert follow.predict_seconds(4, 100.0) == pytest.approx(0.3 + (0.5 + 0.1) + 0.1)
+    assert follow.predict_seconds(1, 100.0) == pytest.approx(wall)
 
 
 def test_measurements_at_other_sizes_correct_the_replay():

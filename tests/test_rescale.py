@@ -45,9 +45,9 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     # copy's job filled, and every superstep after a release was rewound -- to the right answer)
     assert all(r.recovered is None for r in res.records), [r.recovered for r in res.records]
     assert (t["executors_active"] == t["executors_requested"]).all()
-    # the partition count never drops below the starting 2 and grows to 2 per core once the
-    # cores outgrow it: 2 on 2 cores (as started), 2 on 1, then 4 on 2 after the scale-out
-    assert list(t["partitions"]) == [2, 2, 2, 4, 4]
+    # the partition count follows the cores both ways, one task a core: 2 on 2 cores (as
+    # started), 1 on 1, then 2 on 2 after the scale-out
+    assert list(t["partitions"]) == [2, 1, 1, 2, 2]
     # the first superstep at a new size is cold (fresh JVMs, remote blocks): not the new
     # size's steady state, so the model learns from supersteps 3 and 5 only
     assert len(driver.model.curve.X_) == 2 and len(driver.model.replay.profiles) == 2
@@ -104,11 +104,11 @@ def test_a_scale_out_that_does_not_wait_is_in_force_once_executors_register(spar
     assert t["executors"].iloc[-1] == 2 and not res.records[-1].actuated.executors_pending
     seen = executors_by_superstep(find_log(Path(spark.conf.get("iterflow.test.eventlog")), sc.applicationId),
                                   first_job)
-    # the scale-in at barrier 1 did not wait for the executor's JVM to exit either, nor re-laid
-    # out the state at an unchanged partition count
+    # the scale-in at barrier 1 did not wait for the executor's JVM to exit either; the state
+    # followed the cores (2 -> 1 partition), the relayout timed apart
     r1 = res.records[0]
     assert r1.decided.decision == "down" and r1.actuated.executors_active == 1
-    assert r1.actuated.partitions_after is None and r1.actuated.relayout_seconds is None
+    assert r1.actuated.partitions_after == 1 and r1.actuated.relayout_seconds > 0
     # the check from outside: no more executors ran a superstep's tasks than its record says
     # (the removed one ran none of superstep 2's, though it may still have been exiting), and
     # at least that many were alive as it ended

@@ -233,7 +233,8 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
         try:
             # the executors' cores as the session set them (--conf, spark-submit), for the sizes in slots
             per = parse_executor_cores(spark.sparkContext.getConf().get("spark.executor.cores")) or spec.cores_per_worker
-            partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+            # the user's count (--conf), else the loop's: following the cores, as a run's does
+            partitions = int(spec.conf["spark.sql.shuffle.partitions"]) if "spark.sql.shuffle.partitions" in spec.conf else None
             found = measure(spark, cluster_key(spec, master), most, partitions=partitions,
                             supersteps=supersteps, say=say)
         finally:

@@ -35,7 +35,7 @@ from iterflow.loop.plan import RunPlan
 from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
-from iterflow.loop.reconfigure import Reconfigurer
+from iterflow.loop.reconfigure import Reconfigurer, cut_as_cores, partitions_for
 from iterflow.loop.records import (Decided, Layout, Predicted, Ran, Recovered, SuperstepRecord,
                                    records, table)
 from iterflow.actuate.rebalance import imbalance
@@ -102,7 +102,8 @@ class IterationDriver:
     ``spark``: the session the Spark collaborators are built on (engine, statistics, executor
     actuator); a test passes ``engine``, ``stats`` and ``actuator`` fakes instead and no session.
     ``checkpoint_interval`` k: the state is written to the reliable checkpoint dir every k
-    supersteps. ``partitions`` defaults to ``spark.sql.shuffle.partitions``. ``model``: the
+    supersteps. ``partitions``: the starting partition count; by default it follows the cores the
+    run starts on (``partitions_follow_cores``, else ``spark.sql.shuffle.partitions``). ``model``: the
     resource model fed at every barrier (a fresh :class:`ResourceModel` by default);
     ``collect_stats=False`` skips the statistics (and the model). ``partitions_follow_cores``:
     and ``wait_for_executors`` (False: a scale-out does not stall the barrier): see
@@ -139,6 +140,7 @@ class IterationDriver:
         self.policy = policy or StaticPolicy()
         self.checkpoint_interval = checkpoint_interval
         self.partitions = int(partitions or (spark.conf.get("spark.sql.shuffle.partitions") if spark else 8))
+        self.partitions_given = partitions is not None
         self.partitions_follow_cores = partitions_follow_cores
         self.wait_for_executors = wait_for_executors
         self.on_superstep = on_superstep
@@ -149,8 +151,12 @@ class IterationDriver:
 
             model = LiveModel()
         self.model = model
+        replay = getattr(model, "replay", model)  # its replay re-cuts stages as the partitions follow
+        if hasattr(replay, "tasks_follow_slots"):
+            replay.tasks_follow_slots = partitions_follow_cores
         self.start_executors = start_executors
-        self.past = records(past)
+        # a run cut as its cores from the start learns from runs cut alike only
+        self.past = cut_as_cores(records(past)) if partitions_follow_cores and partitions is None else records(past)
         self.cluster_past = records(cluster_past)
         # supersteps an epoch runs above its steady state on this cluster, as earlier runs show
         # (the program's own where it has some: its tasks' JIT is what warms up)
@@ -247,14 +253,17 @@ class IterationDriver:
         learns their steady supersteps, the policy their rescales), the first executors -- where
         the policy plans its start from those runs, its size -- and the cluster's executor start
         latency as measured so far."""
-        program.partitions = self.partitions
-        self.engine.set_partitions(self.partitions)
         planned = self.planned_start(max_iterations=plan.max_iterations) if self.start_executors and fresh else None
         start = planned or self.start_executors
         if start and self.actuator is not None:
             act = self.actuator.set_executors(start)
             if act.note:
                 log.warning(act.note)
+        if self.partitions_follow_cores and not self.partitions_given:  # the cores it starts on
+            cores = self.engine.snapshot().cores
+            self.partitions = partitions_for(cores) if cores else self.partitions
+        program.partitions = self.partitions
+        self.engine.set_partitions(self.partitions)
         if self.actuator is not None:  # from an empty store, the only registration delay there is
             self.policy.learn_start_delays(self.actuator.start_delays())
         self._warm_start()

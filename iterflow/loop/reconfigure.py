@@ -13,12 +13,10 @@ Trisk's three dimensions, in this order:
    lowered to what came and the record says so -- the policy's backoff sees a refused scale-out.
    A smaller size asked while a scale-out is registering withdraws it (the request is lowered at
    once); executors the cluster manager launched anyway are removed when they register;
-2. **partitioning** -- after executors changed, the partition count follows the cores, and
-   a relayout runs only if that count changes
-   (``partitions_follow_cores``: ``max(start, 2 x cores)``, never below the starting count --
-   Spark's tuning guide asks 2-3 tasks per core; scaling the starting ratio made 32 tiny
-   partitions of a job started with 8 on 1 core); a policy may also move bins
-   (``bin_assignment``) or set ``partitions``. The program re-places its cached inputs and its
+2. **partitioning** -- after executors changed, the partition count follows the cores both
+   ways (``partitions_follow_cores``: :data:`TASKS_PER_CORE` a core), and a relayout runs only
+   if that count changes; a policy may also move bins (``bin_assignment``) or set
+   ``partitions``. The program re-places its cached inputs and its
    state in job group ``relayout-<i>``, timed and measured apart from the supersteps;
 3. **logic** -- the program switches its step function (``step_variant``).
 
@@ -39,12 +37,31 @@ from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.records import Actuated, SuperstepRecord
 
-MIN_TASKS_PER_CORE = 2
+#: Tasks of a stage per core. Not Spark's 2-3 (its tuning guide's, for load balance of long
+#: tasks): a superstep's tasks are short and each pays a fixed launch, deserialization and a
+#: shuffle block per reducer, so a stage's count is what a superstep costs where the work is
+#: small. Measured (``experiments/tasks_per_core.py``, the Pareto inputs, emulated cluster):
+#: one task a core against the 8 partitions a 4-core cluster used to start every job with.
+TASKS_PER_CORE = 1
 
 
-def partitions_for(start: int, cores: int) -> int:
-    """The partition count at ``cores``: the starting count, or two tasks per core if more."""
-    return max(int(start), MIN_TASKS_PER_CORE * int(cores))
+def partitions_for(cores: int) -> int:
+    """The partition count at ``cores``: :data:`TASKS_PER_CORE` tasks a core, at least one."""
+    return max(1, TASKS_PER_CORE * int(cores))
+
+
+def cut_as_cores(history: Sequence[SuperstepRecord]) -> list[SuperstepRecord]:
+    """The runs of ``history`` (split where superstep numbers restart) whose every superstep ran
+    at :func:`partitions_for` its cores: earlier runs a run following the cores may learn from.
+    A run at a fixed count (every run before stop 44: 8 partitions on 1 core as on 4) ran other
+    tasks -- 1.6-2x as long a job at 1 executor -- and would teach the model a cluster that is
+    not there."""
+    runs: list[list[SuperstepRecord]] = []
+    for r in history:
+        if not runs or r.superstep <= runs[-1][-1].superstep:
+            runs.append([])
+        runs[-1].append(r)
+    return [r for run in runs if all(x.ran.partitions == partitions_for(x.ran.cores) for x in run) for r in run]
 
 
 class Reconfigurer:
@@ -55,7 +72,7 @@ class Reconfigurer:
                  follow_cores: bool = True, wait_for_executors: bool = False) -> None:
         self.engine, self.actuator, self.stats, self.recovery = engine, actuator, stats, recovery
         self.program = program
-        self.start_partitions = self.partitions = int(partitions)
+        self.partitions = int(partitions)
         self.follow_cores = follow_cores
         self.wait_for_executors = wait_for_executors
         self.pending: tuple[int, float, int] | None = None  # (executors asked for, deadline, before)
@@ -126,7 +143,7 @@ class Reconfigurer:
                 # the count follows the cores; an unchanged count is no reason to move data (the
                 # tasks go where the executors are; a removed executor's cached blocks are
                 # recomputed, or migrated where Spark decommissions)
-                count = partitions_for(self.start_partitions, cores)
+                count = partitions_for(cores)
                 partitions = count if count != self.partitions else None
         if assignment is not None:
             partitions = assignment.n_partitions
@@ -160,7 +177,7 @@ class Reconfigurer:
                 self.actuator.set_executors(active)
                 act = replace(act, executors_requested=asked, executors_active=active, actuation_note=note)
             if partitions is None and assignment is None and self.follow_cores:
-                count = partitions_for(self.start_partitions, cores)
+                count = partitions_for(cores)
                 partitions = count if count != self.partitions else None
             return act, partitions
         return replace(act, executors_requested=asked, executors_pending=asked - active), partitions

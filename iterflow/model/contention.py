@@ -151,15 +151,28 @@ def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
     """:func:`task_seconds` of model rows ``(slots, work, seconds, stage_tasks)``. Every task,
     not a mean per superstep: one job's short and long tasks at two sizes are what tell the
     fixed cost per task from the stretch (:func:`per_size`)."""
-    from iterflow.model.replay import Profile
+    from iterflow.model.replay import Profile, resplit
 
+    profs = [p for p in (Profile.parse(*row) for row in rows) if p is not None]
+    base = min(profs, key=lambda p: p.slots, default=None)
+    least = min((p.shortest_task for p in profs), default=0.0)
     out: dict[float, list[float]] = {}
-    for slots, work, seconds, stage_tasks in rows:
-        prof = Profile.parse(slots, work, seconds, stage_tasks)
-        tasks = [float(t) for s in prof.stages for t in s] if prof is not None else []
-        if tasks:
-            out.setdefault(slots, []).extend(tasks)
+    for prof in profs:
+        stages = prof.stages
+        if _follows(prof, base):  # tasks cut as at the base size: the same work a task, then compared
+            stages = tuple(resplit(st, max(1, round(len(st) * base.slots / prof.slots)), least) for st in stages)
+        out.setdefault(prof.slots, []).extend(float(t) for st in stages for t in st)
     return out
+
+
+def _follows(prof: Any, base: Any) -> bool:
+    """Whether ``prof``'s stages have as many tasks a slot as ``base``'s (the partition count
+    followed the cores, :mod:`iterflow.loop.reconfigure`): its tasks then hold less work each
+    than the base size's, and a task slow-down read from them unmerged would be a speed-up."""
+    if base is None or prof.slots == base.slots or not prof.stages or not base.stages:
+        return False
+    n, n0 = len(prof.stages[0]), len(base.stages[0])
+    return n != n0 and n * base.slots == n0 * prof.slots
 
 
 def learn(jobs: Iterable[Sequence[SuperstepRecord]], bounds: tuple[float, float] = BETA_BOUNDS) -> Contention:

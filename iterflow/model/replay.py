@@ -55,6 +55,23 @@ def makespan(durations: Sequence[float], slots: int, ready: Sequence[float] | No
     return float(max(free))
 
 
+def resplit(durations: Sequence[float], n: int, overhead: float) -> list[float]:
+    """``durations`` (one stage's tasks) re-cut into ``n`` tasks doing the same work: each task
+    pays the fixed ``overhead`` once (launch, deserialization, a shuffle block per reducer), the
+    rest is the stage's work, split where the cumulative work of the measured tasks in index
+    order says (a hot partition stays hot, halved or merged with its neighbours). Why: the
+    partition count follows the cores (:mod:`iterflow.loop.reconfigure`), so a stage that ran 2
+    tasks at 2 slots runs 4 at 4 -- replayed as measured, 2 tasks on 4 slots would read as no
+    gain at all from more executors."""
+    m = len(durations)
+    if n == m or m == 0 or n < 1:
+        return list(durations)
+    work = np.maximum(np.asarray(durations, float) - overhead, 0.0)
+    cum = np.concatenate([[0.0], np.cumsum(work)])
+    edges = np.interp(np.linspace(0, m, n + 1), np.arange(m + 1), cum)
+    return list(np.diff(edges) + overhead)
+
+
 # Below this many supersteps at a size, its measured correction is shrunk towards the other
 # sizes' (:meth:`ReplayModel.ratios`); from it on, the relative median resists one outlier.
 SHRINK_BELOW = 3
@@ -78,16 +95,25 @@ class Profile:
             return None
         return cls(float(slots), float(work), float(seconds), stages)
 
-    def in_tasks(self, slots: float, contention: Contention | None = None) -> float:
+    def in_tasks(self, slots: float, contention: Contention | None = None, follow: float | None = None) -> float:
+        """Its stages' makespans at ``slots``; ``follow`` (a task's fixed seconds): with each
+        stage's task count scaled to the slots, as the partition count follows the cores
+        (:func:`resplit`)."""
         n = int(round(slots))
-        key = (n, contention if contention is not None and not contention.none else None)
+        key = (n, contention if contention is not None and not contention.none else None, follow)
         if key not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
-            c = key[1]
-            self._in_tasks[key] = sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in self.stages)
+            c, stages = key[1], self.stages
+            if follow is not None and n != int(round(self.slots)):
+                stages = tuple(resplit(s, max(1, round(len(s) * n / self.slots)), follow) for s in stages)
+            self._in_tasks[key] = sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in stages)
         return self._in_tasks[key]
 
     @cached_property
-    def _in_tasks(self) -> dict[tuple[int, Contention | None], float]:
+    def shortest_task(self) -> float:
+        return float(min(min(s) for s in self.stages))
+
+    @cached_property
+    def _in_tasks(self) -> dict[tuple[int, Contention | None, float | None], float]:
         return {}
 
     @cached_property
@@ -101,14 +127,14 @@ class Profile:
         return float(sum(sum(s) for s in self.stages))
 
     def replay(self, slots: float, work: float | None = None, contention: Contention | None = None,
-               cost: WorkCost | None = None) -> float:
+               cost: WorkCost | None = None, follow: float | None = None) -> float:
         """Its superstep at ``slots`` with ``work`` (the task time scaled as ``cost`` says, else
-        in proportion)."""
+        in proportion); ``follow``: see :meth:`in_tasks`."""
         if cost is not None and work:
             scale = cost.ratio(work, self.work)
         else:
             scale = (work / self.work) if work and self.work > 0 else 1.0
-        return self.outside + self.in_tasks(slots, contention) * scale
+        return self.outside + self.in_tasks(slots, contention, follow) * scale
 
 
 @dataclass(frozen=True)
@@ -174,8 +200,10 @@ class ReplayModel:
 
     source = "task replay"
 
-    def __init__(self, keep: int = 5, contention: Contention | None = None, remember: int = 60) -> None:
+    def __init__(self, keep: int = 5, contention: Contention | None = None, remember: int = 60,
+                 tasks_follow_slots: bool = False) -> None:
         self.keep = keep
+        self.tasks_follow_slots = tasks_follow_slots  # the run's partition count follows its cores
         self.remember = remember  # profiles kept per size (slots), the latest
         self.contention = contention or Contention()
         self.profiles: list[Profile] = []
@@ -254,8 +282,15 @@ class ReplayModel:
 
     def _replayed(self, slots: float, work: float) -> float:
         """Relative median over the profiles nearest in work and size (a straggler cannot drag it)."""
-        return relative_median(np.array([p.replay(slots, work, self.contention, self.cost)
+        follow = self.task_overhead if self.tasks_follow_slots else None
+        return relative_median(np.array([p.replay(slots, work, self.contention, self.cost, follow)
                                          for p in self.nearest(work, slots)]))
+
+    @property
+    def task_overhead(self) -> float:
+        """A task's fixed cost: the shortest task of any superstep observed (a converging job's
+        tail: ~all of each task; one task a stage at one core cannot tell it)."""
+        return min((p.shortest_task for p in self.profiles), default=0.0)
 
     def _ratio_of(self, slots: float, obs: list[tuple[float, float]], near: bool = False) -> float:
         """Measured / replayed over ``obs``'s latest ``keep`` (this run's); ``near``: over the

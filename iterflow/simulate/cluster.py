@@ -19,7 +19,10 @@ its transient lasts). Around it, what the driver does (:mod:`iterflow.loop.drive
   prediction is its ``cold_seconds``);
 * **scale-out**: requested, the next superstep starts at once; the new executors' slots join
   ``register_seconds`` after the request (tasks meanwhile run on the executors there are).
-  When all have come, the partition count follows the cores (a relayout pause only if it changes);
+  When all have come, the partition count follows the cores (a relayout pause only if it changes)
+  -- where the recorded run's did (:func:`follows_cores`): each stage is then re-cut to the
+  simulated count (:func:`~iterflow.model.replay.resplit`); a run recorded at a fixed count
+  keeps it;
 * **scale-in**: the barrier holds ``remove_seconds`` (decommission) + ``relayout_seconds``,
   at the old size (both are held meanwhile, :func:`~iterflow.loop.records.executor_seconds`);
 * **weak scaling** (``scale_input`` F != 1, never implicit): each stage gets ``round(F·n)``
@@ -39,7 +42,7 @@ from iterflow.loop.reconfigure import partitions_for
 from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, cold_run, is_cold
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
-from iterflow.model.replay import ReplayModel, makespan
+from iterflow.model.replay import ReplayModel, makespan, resplit
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
 
@@ -232,7 +235,8 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     ``planned_start``: the policy may plan its start as the driver lets it (False: start at
     ``executors`` -- where a recorded run being checked started)."""
     slow = params.contention
-    model = LiveModel(replay=ReplayModel(contention=slow))
+    follow = follows_cores(run)
+    model = LiveModel(replay=ReplayModel(contention=slow, tasks_follow_slots=follow))
     warm = warmup_supersteps(past) if past else 1
     warm_start(model, past, warm)
     if past or prices:
@@ -243,14 +247,17 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     planned = policy.plan_start(past, model, plan.max_iterations)
     executors = planned.executors if planned is not None and planned_start else executors
     stages_of = weak_scaled(run.steps, scale_input, seed)
-    start_parts = max(run.steps[0].partitions, 1)
+    start_parts = max(run.steps[0].partitions, 1) if not follow else 0  # 0: the count follows the cores
+    overhead = min((min(st) for s in stages_of for st in s if len(st)), default=0.0)
     E, joins, asked = int(executors), [], None   # joins: seconds until each pending executor registers
-    parts = partitions_for(start_parts, E * cores)
+    parts = parts_at(start_parts, E * cores)
     history: list[SuperstepRecord] = []
     age_in = 0  # supersteps since a scale-in (1: its first), 0 where none is settling
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
         t = 0.0
+        if follow and step.partitions and parts != step.partitions:  # re-cut: a task's fixed cost as the model reads it
+            stages = tuple(resplit(st, max(1, round(len(st) * parts / step.partitions)), overhead) for st in stages)
         for st in stages:
             t = makespan(slow.task(st, step.cores, E * cores), 0, [max(t, r) for r in ready])
         wall = step.outside + t
@@ -285,6 +292,19 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     return SimRun(getattr(policy, "name", "policy"), int(executors), history)
 
 
+def follows_cores(run: RecordedRun) -> bool:
+    """Whether the recorded run's partition count followed its cores
+    (:func:`~iterflow.loop.reconfigure.partitions_for` at every superstep), as runs since stop 44
+    do; earlier ones kept the count they started with."""
+    return all(s.partitions == partitions_for(s.cores) for s in run.steps)
+
+
+def parts_at(start: int, cores: int) -> int:
+    """The simulated partition count at ``cores``: the recorded start (``start`` > 0, a run
+    recorded at a fixed count), else as the loop chooses it."""
+    return start if start > 0 else partitions_for(cores)
+
+
 def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[float], asked: int | None,
            parts: int, start_parts: int, cores: int, p: Params) -> tuple[SuperstepRecord, int, list[float], int | None, int]:
     """The decision applied as :class:`~iterflow.loop.reconfigure.Reconfigurer` applies it."""
@@ -292,7 +312,7 @@ def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[fl
     want = reconf.executors
     if asked is not None and (want is None or want == asked):
         if not joins:  # all came: the partition count follows the cores
-            asked, new_parts = None, partitions_for(start_parts, E * cores)
+            asked, new_parts = None, parts_at(start_parts, E * cores)
             act = Actuated(E, E, cores_after=E * cores, partitions_after=new_parts,
                            relayout_seconds=p.relayout_seconds if new_parts != parts else None)
             parts = new_parts
@@ -313,7 +333,7 @@ def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[fl
         # (cold_in_factor 0.08 there; PageRank's 2 -> 1 ran its first two supersteps at 1 executor
         # 3.5 s over steady, stop 29). Charged only where the partitions change, the stop-29 runs
         # replayed from their start size fell from 69 % to 28 % within 15 % (from static-1: 54 -> 65 %)
-        parts = partitions_for(start_parts, want * cores)
+        parts = parts_at(start_parts, want * cores)
         act = Actuated(want, want, p.remove_seconds, cores_after=want * cores, partitions_after=parts,
                        relayout_seconds=p.relayout_seconds)
         E, joins, asked = want, [], None
