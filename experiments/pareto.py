@@ -37,6 +37,7 @@ the report is :mod:`pareto_report`'s (``--from-csv`` prints it again from the sa
 """
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from typing import Any, Callable
@@ -68,6 +69,8 @@ def extra(ap) -> None:
     ap.add_argument("--jobs", default="pagerank,wcc,kmeans")
     ap.add_argument("--targets", type=int, default=None, help="targets per job (default 3 quick, 10 full)")
     ap.add_argument("--supersteps", type=int, default=None, help="PageRank and k-means (default 8 quick, 14 full)")
+    ap.add_argument("--wcc-graph", default=None, metavar="SCALE:EDGES", type=scale_edges,
+                    help="WCC's R-MAT (30-vertex tail; default 19:600000 full, 17:150000 with 12 quick)")
     ap.add_argument("--from-csv", action="store_true", help="only analyse results/pareto[_TAG].csv again")
     ap.add_argument("--tag", default="", help="results go to results/pareto_TAG* (default: results/pareto*)")
     ap.add_argument("--target-release", choices=["auto", "prompt", "hysteresis"], default="auto",
@@ -89,6 +92,17 @@ def extra(ap) -> None:
                          "one superstep here, a scale-out registration plus cold executors)")
 
 
+def scale_edges(value: str) -> tuple[int, int]:
+    """``SCALE:EDGES`` of an R-MAT graph (argparse names the option on an error)."""
+    try:
+        scale, edges = (int(x) for x in value.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected SCALE:EDGES, e.g. 20:1200000 (got {value!r})") from None
+    if not (1 <= scale <= 30 and edges > 0):
+        raise argparse.ArgumentTypeError(f"scale in 1..30, edges > 0 (got {value!r})")
+    return scale, edges
+
+
 def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
     """Program factories (``make(supersteps)``, default the run's) over inputs loaded and cached once."""
     quick, out = args.quick, {}
@@ -97,8 +111,8 @@ def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
                        partitions=args.partitions)
         out["pagerank"] = lambda k=n: PageRank(g, max_iterations=k)
     if "wcc" in args.jobs:
-        t = load_graph(spark, str(rmat(17 if quick else 19, 150_000 if quick else 600_000, tail=12 if quick else 30)),
-                       "edgelist", partitions=args.partitions)
+        scale, edges = args.wcc_graph or ((17, 150_000) if quick else (19, 600_000))
+        t = load_graph(spark, str(rmat(scale, edges, tail=12 if quick else 30)), "edgelist", partitions=args.partitions)
         out["wcc"] = lambda k=1000: WeaklyConnectedComponents(t, max_iterations=k)
     if "kmeans" in args.jobs:
         pts = load_points(spark, str(points(200_000 if quick else 500_000, 5)), partitions=args.partitions)
@@ -174,13 +188,13 @@ def main() -> int:
                 # every policy prices its rescales from the cluster's calibration, as `iterflow run` does
                 go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), W, static_tables,
                    cluster_past=priced)
-                f = fastest_start(static_tables, W)  # warmed at its planned start, as the static runs at theirs
+                f = fastest_start(static_tables, W, args.partitions is None)  # warmed at its planned start, as the static runs at theirs
                 go("fastest", FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=f), f, static_tables,
                    cluster_past=priced)
                 mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
                 hi = next(r["job_seconds"] for r in mine if r["policy"] == "static-1")
                 lo = next(r["job_seconds"] for r in mine if r["policy"] == f"static-{W}")
-                s = target_start(W, slow) if args.target_start == "plan" else W if args.target_start == "max" else 1
+                s = target_start(W, slow, args.partitions is None) if args.target_start == "plan" else W if args.target_start == "max" else 1
                 for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
                     go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
                                               prompt_release=RELEASE[args.target_release],
@@ -207,22 +221,23 @@ def main() -> int:
     return 0
 
 
-def fastest_start(tables: list[pd.DataFrame], W: int) -> int:
+def fastest_start(tables: list[pd.DataFrame], W: int, follow: bool) -> int:
     """Where ``fastest`` plans to start from the static runs (what the driver asks it before the
     input is loaded, :meth:`IterationDriver.planned_start`), so that the run is warmed at that
-    size as each static run is at its own: a planned start is no scale-out."""
+    size as each static run is at its own: a planned start is no scale-out. ``follow``: the runs'
+    partition count follows their cores (the driver's model then re-cuts stages, so must this one)."""
     past = records(pd.concat(tables, ignore_index=True))
-    model = warm_start(LiveModel(), past)  # as the driver's warm start
+    model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=follow)), past)  # as the driver's warm start
     want = FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1).plan_start(past, model)
     print(f"  fastest: {want.reason if want else 'starts at its baseline, 1 executor'}", flush=True)
     return want.executors if want else 1
 
 
-def target_start(W: int, slow: Any) -> int:
+def target_start(W: int, slow: Any, follow: bool) -> int:
     """Where a cold ``target`` plans to start (:meth:`TargetPolicy.plan_start` with the cluster's
     calibration and no run of the program), so that it is warmed at that size."""
     want = TargetPolicy(1.0, max_executors=W, start_executors=W).plan_start(
-        [], LiveModel(replay=ReplayModel(contention=slow)))
+        [], LiveModel(replay=ReplayModel(contention=slow, tasks_follow_slots=follow)))
     print(f"  target: {want.reason if want else f'starts at the maximum, {W} executors'}", flush=True)
     return want.executors if want else W
 

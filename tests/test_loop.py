@@ -391,3 +391,23 @@ def test_a_scale_out_still_coming_is_unpriced_at_the_barrier_that_decides_next()
     assert rs[1].actuated.executors_pending
     deciding = rs[:2] + [replace(rs[2], actuated=None, decided=None)]  # barrier 3, before it acts
     assert rescale_costs(deciding) == []
+
+
+def test_earlier_runs_at_a_fixed_count_do_not_warm_start_a_run_that_follows_the_cores():
+    from iterflow.loop.records import Ran
+    from iterflow.loop.reconfigure import cut_as_cores
+
+    def run(parts_at):  # a run of 3 supersteps at 1, 1, 2 executors of 1 core
+        return [SuperstepRecord(Ran(i, 1.0, e, e, parts_at(e), 1.0, 1.0)) for i, e in ((1, 1), (2, 1), (3, 2))]
+
+    fixed, following = run(lambda cores: 8), run(lambda cores: cores)
+    assert cut_as_cores([*fixed, *following]) == following
+    assert cut_as_cores([*following, *fixed]) == following and cut_as_cores(fixed) == []
+    past = [r.row() for r in [*fixed, *following]]
+    engine = FakeEngine(2)
+    driver = IterationDriver(None, ScriptedPolicy(), engine=engine, stats=FakeStats(engine),
+                             actuator=FakeActuator(engine), model=FakeModel(), past=past)
+    assert [r.ran.partitions for r in driver.past] == [1, 1, 2]
+    given = IterationDriver(None, ScriptedPolicy(), engine=engine, stats=FakeStats(engine),
+                            actuator=FakeActuator(engine), model=FakeModel(), past=past, partitions=8)
+    assert len(given.past) == 6  # a run at a given count learns from every earlier one

@@ -21,12 +21,12 @@ ZERO = Params(0.0, 0.0, 0.0, 0.0)
 
 
 def record(tmp_path: Path, tasks: list[list[float]], n: int = 4, outside: float = 0.5, executors: int = 1,
-           name: str = "job.csv") -> Path:
+           name: str = "job.csv", partitions: int = 8) -> Path:
     """A static run at ``executors`` x 1 core: ``n`` supersteps, each with the stages ``tasks``
-    (seconds) and ``outside`` seconds outside tasks."""
+    (seconds) and ``outside`` seconds outside tasks, at ``partitions``."""
     st = json.dumps([[k, 0, 0, [t * 1e3 for t in s]] for k, s in enumerate(tasks)])
     wall = outside + sum(makespan(s, executors) for s in tasks)
-    rows = [{"superstep": i, "wall_seconds": wall, "executors": executors, "cores": executors, "partitions": 8,
+    rows = [{"superstep": i, "wall_seconds": wall, "executors": executors, "cores": executors, "partitions": partitions,
              "work": 100.0, "stage_tasks": st} for i in range(1, n + 1)]
     path = tmp_path / name
     pd.DataFrame(rows).to_csv(path, index=False)
@@ -47,6 +47,20 @@ def test_eight_one_second_tasks_at_one_and_four_slots(tmp_path):
     assert [r.wall_seconds for r in one.records] == pytest.approx([8.5] * 4)
     assert [r.wall_seconds for r in four.records] == pytest.approx([2.5] * 4)
     assert four.executor_seconds == pytest.approx(4 * 4 * 2.5)
+
+
+def test_a_run_whose_partitions_followed_its_cores_is_re_cut_at_other_sizes(tmp_path):
+    """Recorded at 1 executor with 1 partition (one task a stage): at 4, four tasks a stage, the
+    work split and each task paying the fixed cost (the shortest task recorded, 0.1 s)."""
+    run = load(str(record(tmp_path, [[4.1], [0.1]], partitions=1)))[0]
+    one = simulate(run, make_policy("static"), 1, 1, ZERO)
+    four = simulate(run, make_policy("static"), 4, 1, ZERO)
+    assert [r.wall_seconds for r in one.records] == pytest.approx([4.7] * 4)
+    assert [r.wall_seconds for r in four.records] == pytest.approx([0.5 + 1.1 + 0.1] * 4)
+    assert {r.ran.partitions for r in four.records} == {4}
+    # recorded at a fixed count (8 partitions on 1 core), the count stays: one 4.1 s task cannot split
+    fixed = load(str(record(tmp_path, [[4.1], [0.1]], partitions=8, name="fixed.csv")))[0]
+    assert simulate(fixed, make_policy("static"), 4, 1, ZERO).records[0].wall_seconds == pytest.approx(4.7)
 
 
 def test_stages_run_one_after_the_other(tmp_path):

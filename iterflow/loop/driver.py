@@ -151,12 +151,11 @@ class IterationDriver:
 
             model = LiveModel()
         self.model = model
-        replay = getattr(model, "replay", model)  # its replay re-cuts stages as the partitions follow
+        replay = getattr(model, "replay", model)  # its replay re-cuts stages where the count follows from the start
         if hasattr(replay, "tasks_follow_slots"):
-            replay.tasks_follow_slots = partitions_follow_cores
+            replay.tasks_follow_slots = partitions_follow_cores and partitions is None
         self.start_executors = start_executors
-        # a run cut as its cores from the start learns from runs cut alike only
-        self.past = cut_as_cores(records(past)) if partitions_follow_cores and partitions is None else records(past)
+        self.past = self._alike(records(past))
         self.cluster_past = records(cluster_past)
         # supersteps an epoch runs above its steady state on this cluster, as earlier runs show
         # (the program's own where it has some: its tasks' JIT is what warms up)
@@ -275,7 +274,7 @@ class IterationDriver:
         the executors itself before the input is loaded (``iterflow run``) asks here first; the
         reason is kept in ``start_reason``."""
         self._warm_start()
-        like = self.past if like is None else records(like)
+        like = self.past if like is None else self._alike(records(like))
         # with no earlier run of the input, the policy may still plan from the cluster's calibration
         want = self.policy.plan_start(like, self.model if self.stats is not None else None, max_iterations)
         if want is None:
@@ -284,6 +283,11 @@ class IterationDriver:
         # shown without --verbose: the run does not start where it was told to
         log.warning("%s policy, before superstep 1: %s", self.policy.name, want.reason)
         return int(want.executors)
+
+    def _alike(self, history: list[SuperstepRecord]) -> list[SuperstepRecord]:
+        """Earlier runs a run cut as its cores from the start learns from: those cut alike
+        (:func:`~iterflow.loop.reconfigure.cut_as_cores`); a run at a given count, all."""
+        return cut_as_cores(history) if self.partitions_follow_cores and not self.partitions_given else history
 
     def _warm_start(self) -> None:
         """Once: earlier runs feed the model, and price the policy's rescales."""
