@@ -292,12 +292,11 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
         spark = build_session(master, cores, conf, work_dir=Path(work_dir))
         try:
             align_executor_cores(policy, spark.sparkContext.getConf().get("spark.executor.cores"), master)
-            partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))  # the user's (--conf) is kept
-            follow = "spark.sql.shuffle.partitions" not in spec.conf
+            given = "spark.sql.shuffle.partitions" in spec.conf  # the user's (--conf) is kept, else cores decide
             key = cluster_key(spec, master)
             model, cluster_past = cluster_knowledge(key) if spec.track else (None, [])
             past, like = earlier_runs(spec.algorithm, {"input": spec.input, "cluster": key}) if spec.track else ([], [])
-            driver = IterationDriver(spark, policy, partitions=None if follow else partitions,
+            driver = IterationDriver(spark, policy, partitions=int(spark.conf.get("spark.sql.shuffle.partitions")) if given else None,
                                      checkpoint_interval=spec.checkpoint_interval,
                                      wait_for_executors=spec.wait_for_executors,
                                      past=past,
@@ -314,12 +313,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                 act = ExecutorActuator(spark.sparkContext, launched=executors_max).set_executors(start)
                 if act.note:
                     log.warning(act.note)
-            if follow:  # the partition count follows the cores it starts on (iterflow.loop.reconfigure)
-                from iterflow.loop.reconfigure import partitions_for
-                from iterflow.observe.sparkinfo import executor_snapshot
-
-                cores_now = executor_snapshot(spark.sparkContext).cores
-                partitions = partitions_for(cores_now) if cores_now else partitions  # the driver's too
+            partitions = driver.starting_partitions()  # following the cores it starts on, unless given
             program = build_program(spec, spark, partitions)
             params = {**program.params(), "policy": spec.policy, "input": spec.input, "master": master,
                       "executors": spec.executors, "start_executors": start, "target_seconds": spec.target_seconds,

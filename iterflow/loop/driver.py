@@ -140,7 +140,9 @@ class IterationDriver:
         self.policy = policy or StaticPolicy()
         self.checkpoint_interval = checkpoint_interval
         self.partitions = int(partitions or (spark.conf.get("spark.sql.shuffle.partitions") if spark else 8))
-        self.partitions_given = partitions is not None
+        # the count follows the cores from the run's start: its model re-cuts stages, it learns
+        # only from earlier runs cut alike (a count given is where a run starts)
+        self.cut_as_cores = partitions_follow_cores and partitions is None
         self.partitions_follow_cores = partitions_follow_cores
         self.wait_for_executors = wait_for_executors
         self.on_superstep = on_superstep
@@ -153,7 +155,7 @@ class IterationDriver:
         self.model = model
         replay = getattr(model, "replay", model)  # its replay re-cuts stages where the count follows from the start
         if hasattr(replay, "tasks_follow_slots"):
-            replay.tasks_follow_slots = partitions_follow_cores and partitions is None
+            replay.tasks_follow_slots = self.cut_as_cores
         self.start_executors = start_executors
         self.past = self._alike(records(past))
         self.cluster_past = records(cluster_past)
@@ -258,9 +260,7 @@ class IterationDriver:
             act = self.actuator.set_executors(start)
             if act.note:
                 log.warning(act.note)
-        if self.partitions_follow_cores and not self.partitions_given:  # the cores it starts on
-            cores = self.engine.snapshot().cores
-            self.partitions = partitions_for(cores) if cores else self.partitions
+        self.partitions = self.starting_partitions()
         program.partitions = self.partitions
         self.engine.set_partitions(self.partitions)
         if self.actuator is not None:  # from an empty store, the only registration delay there is
@@ -284,10 +284,17 @@ class IterationDriver:
         log.warning("%s policy, before superstep 1: %s", self.policy.name, want.reason)
         return int(want.executors)
 
+    def starting_partitions(self) -> int:
+        """The count a run starts at: one task a core of the executors there are now where the
+        count follows the cores from the start (:func:`partitions_for`), else the one given. A
+        caller that loads the input before :meth:`run` (``iterflow run``) asks here."""
+        cores = self.engine.snapshot().cores if self.cut_as_cores else 0
+        return partitions_for(cores) if cores else self.partitions
+
     def _alike(self, history: list[SuperstepRecord]) -> list[SuperstepRecord]:
         """Earlier runs a run cut as its cores from the start learns from: those cut alike
         (:func:`~iterflow.loop.reconfigure.cut_as_cores`); a run at a given count, all."""
-        return cut_as_cores(history) if self.partitions_follow_cores and not self.partitions_given else history
+        return cut_as_cores(history) if self.cut_as_cores else history
 
     def _warm_start(self) -> None:
         """Once: earlier runs feed the model, and price the policy's rescales."""

@@ -151,16 +151,14 @@ def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
     """:func:`task_seconds` of model rows ``(slots, work, seconds, stage_tasks)``. Every task,
     not a mean per superstep: one job's short and long tasks at two sizes are what tell the
     fixed cost per task from the stretch (:func:`per_size`)."""
-    from iterflow.model.replay import Profile, resplit
+    from iterflow.model.replay import Profile, recut, shortest_task
 
     profs = [p for p in (Profile.parse(*row) for row in rows) if p is not None]
     base = min(profs, key=lambda p: p.slots, default=None)
-    least = min((p.shortest_task for p in profs), default=0.0)
+    least = shortest_task(p.stages for p in profs)
     out: dict[float, list[float]] = {}
-    for prof in profs:
-        stages = prof.stages
-        if _follows(prof, base):  # tasks cut as at the base size: the same work a task, then compared
-            stages = tuple(resplit(st, max(1, round(len(st) * base.slots / prof.slots)), least) for st in stages)
+    for prof in profs:  # where the count followed the cores, tasks cut as at the base size, then compared
+        stages = recut(prof.stages, prof.slots, base.slots, least) if _follows(prof, base) else prof.stages
         out.setdefault(prof.slots, []).extend(float(t) for st in stages for t in st)
     return out
 

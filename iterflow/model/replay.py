@@ -72,6 +72,21 @@ def resplit(durations: Sequence[float], n: int, overhead: float) -> list[float]:
     return list(np.diff(edges) + overhead)
 
 
+def recut(stages: Sequence[Sequence[float]], slots: float, to: float, overhead: float) -> tuple[tuple[float, ...], ...]:
+    """Every stage of a superstep measured at ``slots`` re-cut (:func:`resplit`) to its task
+    count at ``to`` slots, the tasks a slot kept (one count rule for the model, the contention
+    fit and the simulator)."""
+    if to == slots:
+        return tuple(tuple(s) for s in stages)
+    return tuple(tuple(resplit(s, max(1, round(len(s) * to / slots)), overhead)) for s in stages)
+
+
+def shortest_task(stages: Iterable[Sequence[Sequence[float]]]) -> float:
+    """A task's fixed cost as the re-cut reads it: the shortest task of any of ``stages`` (a
+    converging job's tail: ~all of each task; one task a stage at one core cannot tell it)."""
+    return min((min(st) for s in stages for st in s if len(st)), default=0.0)
+
+
 # Below this many supersteps at a size, its measured correction is shrunk towards the other
 # sizes' (:meth:`ReplayModel.ratios`); from it on, the relative median resists one outlier.
 SHRINK_BELOW = 3
@@ -104,13 +119,9 @@ class Profile:
         if key not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
             c, stages = key[1], self.stages
             if follow is not None and n != int(round(self.slots)):
-                stages = tuple(resplit(s, max(1, round(len(s) * n / self.slots)), follow) for s in stages)
+                stages = recut(stages, self.slots, n, follow)
             self._in_tasks[key] = sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in stages)
         return self._in_tasks[key]
-
-    @cached_property
-    def shortest_task(self) -> float:
-        return float(min(min(s) for s in self.stages))
 
     @cached_property
     def _in_tasks(self) -> dict[tuple[int, Contention | None, float | None], float]:
@@ -214,6 +225,7 @@ class ReplayModel:
         self.work_now: float | None = None  # the work of the latest superstep observed: where the run is
         self._ratios: dict[float, float] | None = None  # derived from the two above; reset by observe
         self._cost: WorkCost | None | bool = False  # False: not fitted since the last observation
+        self._overhead: float | None = None  # :meth:`task_overhead`, reset by observe
 
     @property
     def fitted(self) -> bool:
@@ -227,7 +239,7 @@ class ReplayModel:
             same = [k for k, p in enumerate(self.profiles) if p.slots == prof.slots]
             drop = set(same[:max(0, len(same) + 1 - self.remember)])
             self.profiles = [p for k, p in enumerate(self.profiles) if k not in drop] + [prof]
-            self._cost, self._where, self._near = False, None, {}
+            self._cost, self._where, self._near, self._overhead = False, None, {}, None
         self._ratios = None
         return self
 
@@ -288,9 +300,11 @@ class ReplayModel:
 
     @property
     def task_overhead(self) -> float:
-        """A task's fixed cost: the shortest task of any superstep observed (a converging job's
-        tail: ~all of each task; one task a stage at one core cannot tell it)."""
-        return min((p.shortest_task for p in self.profiles), default=0.0)
+        """A task's fixed cost over the supersteps observed (:func:`shortest_task`), found once
+        per observation, not per prediction."""
+        if self._overhead is None:
+            self._overhead = shortest_task(p.stages for p in self.profiles)
+        return self._overhead
 
     def _ratio_of(self, slots: float, obs: list[tuple[float, float]], near: bool = False) -> float:
         """Measured / replayed over ``obs``'s latest ``keep`` (this run's); ``near``: over the

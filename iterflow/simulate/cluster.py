@@ -42,7 +42,7 @@ from iterflow.loop.reconfigure import partitions_for
 from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, cold_run, is_cold
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
-from iterflow.model.replay import ReplayModel, makespan, resplit
+from iterflow.model.replay import ReplayModel, makespan, recut, shortest_task
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
 
@@ -248,7 +248,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     executors = planned.executors if planned is not None and planned_start else executors
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1) if not follow else 0  # 0: the count follows the cores
-    overhead = min((min(st) for s in stages_of for st in s if len(st)), default=0.0)
+    overhead = shortest_task(stages_of)
     E, joins, asked = int(executors), [], None   # joins: seconds until each pending executor registers
     parts = parts_at(start_parts, E * cores)
     history: list[SuperstepRecord] = []
@@ -256,8 +256,8 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
         t = 0.0
-        if follow and step.partitions and parts != step.partitions:  # re-cut: a task's fixed cost as the model reads it
-            stages = tuple(resplit(st, max(1, round(len(st) * parts / step.partitions)), overhead) for st in stages)
+        if follow and step.partitions:  # re-cut to the simulated count, a task's fixed cost as the model reads it
+            stages = recut(stages, step.partitions, parts, overhead)
         for st in stages:
             t = makespan(slow.task(st, step.cores, E * cores), 0, [max(t, r) for r in ready])
         wall = step.outside + t
