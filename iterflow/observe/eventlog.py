@@ -42,9 +42,11 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
     """Per superstep ``i`` (job group ``superstep-<i>``), from the event log alone:
 
     * ``start``: executors alive when its first job was submitted;
-    * ``end``: executors alive when its last job ended -- what iterflow's record counts (at the
-      barrier). Since a scale-out no longer waits for registration, executors may join while a
-      superstep runs, so ``start`` can be lower than ``end`` in the superstep after a scale-out;
+    * ``end``: the most executors alive from its last job's end until the next superstep's first
+      job -- the window in which iterflow's barrier counts them for its record. Since a scale-out
+      no longer waits for registration, executors may join while a superstep runs (``start`` can
+      be lower than ``end``) or just after its last job, before the barrier counts (CI saw one
+      register 'between' and the check fail when ``end`` was read at the last job's end only);
     * ``tasks``: executors that ran at least one of its tasks (did the new ones get work?).
 
     Since a scale-in no longer waits for the removed executors' JVMs to exit either, they may
@@ -56,6 +58,7 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
     group_of_stage: dict[int, int] = {}
     out: dict[int, dict[str, int]] = {}
     workers: dict[int, set[str]] = {}
+    at_barrier: int | None = None  # the superstep whose barrier may be counting now
     for line in event_lines(log):
         if not any(k in line for k in _WANTED):
             continue
@@ -63,6 +66,8 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
         kind = ev["Event"]
         if kind == "SparkListenerExecutorAdded":
             alive.add(ev["Executor ID"])
+            if at_barrier is not None:
+                out[at_barrier]["end"] = max(out[at_barrier]["end"], len(alive))
         elif kind == "SparkListenerExecutorRemoved":
             alive.discard(ev["Executor ID"])
         elif kind == "SparkListenerJobStart" and ev["Job ID"] >= first_job:
@@ -71,9 +76,12 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
                 i = int(group.split("-")[1])
                 group_of_job[ev["Job ID"]] = i
                 group_of_stage.update((s, i) for s in ev.get("Stage IDs", []))
+                if i not in out:
+                    at_barrier = None
                 out.setdefault(i, {"start": len(alive), "end": len(alive), "tasks": 0})
         elif kind == "SparkListenerJobEnd" and ev["Job ID"] in group_of_job:
-            out[group_of_job[ev["Job ID"]]]["end"] = len(alive)
+            at_barrier = group_of_job[ev["Job ID"]]
+            out[at_barrier]["end"] = len(alive)
         elif kind == "SparkListenerTaskEnd" and ev.get("Stage ID") in group_of_stage:
             i = group_of_stage[ev["Stage ID"]]
             workers.setdefault(i, set()).add((ev.get("Task Info") or {}).get("Executor ID", "?"))
@@ -84,6 +92,7 @@ def executors_by_superstep(log: Path, first_job: int = 0) -> dict[int, dict[str,
 
 def consistent(executors: int, seen: dict[str, int]) -> bool:
     """Whether the event log agrees with a superstep's record of ``executors``: no more ran its
-    tasks (a removed executor got none), and at least that many were alive when its last job
-    ended (a removed one may still be exiting, a new one may have joined)."""
+    tasks (a removed executor got none), and at least that many were alive at some point between
+    its last job's end and the next superstep (a removed one may still be exiting, a new one may
+    have joined)."""
     return seen.get("tasks", -1) <= executors <= seen.get("end", -1)
