@@ -41,6 +41,7 @@ from pyspark.sql import functions as F
 
 from iterflow.actuate.bins import DEFAULT_BINS, PK, BinLayout
 from iterflow.inputs.graphio import Graph
+from iterflow.loop.hashed import by_key
 from iterflow.loop.program import IterativeProgram, State
 
 
@@ -99,7 +100,7 @@ class PageRank(IterativeProgram):
         """``df`` on the partition of ``key``: its bin's under bins, Spark's hash otherwise."""
         if self.binned:
             return self.layout.place(df.drop(PK), key)
-        return df.drop(PK).repartition(self.partitions, key)
+        return by_key(df.drop(PK), self.partitions, key)
 
     def _place_inputs(self, weighted: DataFrame, vertex_ids: DataFrame, dangling: DataFrame) -> None:
         """Place (lazily, then cache and materialize) edges, vertex ids and dangling vertices."""

@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from iterflow.inputs.graphio import Graph
+from iterflow.loop.hashed import by_key
 from iterflow.loop.program import IterativeProgram, State
 
 #: Largest share of the labels the patch may hold before a superstep rewrites the labels instead.
@@ -72,7 +73,7 @@ class WeaklyConnectedComponents(IterativeProgram):
         both = (edges.unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst")))
                 .unionByName(vertices.select(F.col("id").alias("src"), none.alias("dst"))))
         if int(edges.sparkSession.conf.get("spark.sql.shuffle.partitions")) != self.partitions:
-            both = both.repartition(self.partitions, "src")  # else the aggregation's own exchange (with map-side lists)
+            both = by_key(both, self.partitions, "src")  # else the aggregation's own exchange (with map-side lists)
         return both.groupBy("src").agg(F.collect_list("dst").alias("dsts"))  # drops the nulls
 
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
@@ -80,7 +81,7 @@ class WeaklyConnectedComponents(IterativeProgram):
         over ``partitions``, so each superstep's joins stay co-partitioned."""
         self.partitions = partitions
         self.neighbours = self.recache(self.neighbours, partitions, "src")
-        return State({name: df.repartition(partitions, "id") for name, df in state.frames.items()},
+        return State({name: by_key(df, partitions, "id") for name, df in state.frames.items()},
                      dict(state.values))
 
     def restore(self, state: State) -> State:
@@ -90,7 +91,7 @@ class WeaklyConnectedComponents(IterativeProgram):
         (carried over while patching, it would be exchanged every superstep)."""
         self.rows = {}
         frames = {name: df if callable(df) or df.rdd.getNumPartitions() == self.partitions  # callable: superstep 0's
-                  else df.repartition(self.partitions, "id") for name, df in state.frames.items()}  # lineage anchor
+                  else by_key(df, self.partitions, "id") for name, df in state.frames.items()}  # lineage anchor
         return State(frames, dict(state.values))
 
     def step(self, state: State, superstep: int) -> State:

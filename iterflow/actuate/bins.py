@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from iterflow.actuate.partitioning import BinAssignment, bin_column
+from iterflow.loop.hashed import by_key
 
 PK = "pk"
 DEFAULT_BINS = 4096
@@ -98,11 +99,11 @@ class BinLayout:
 
     def place(self, df: DataFrame, key: str) -> DataFrame:
         """``df`` with a fresh ``pk`` of ``key``, each row on the partition owning its bin (lazy)."""
-        return self.with_pk(df, key).repartition(self.n_partitions, PK)
+        return by_key(self.with_pk(df, key), self.n_partitions, PK)
 
     def colocate(self, df: DataFrame) -> DataFrame:
         """Shuffle rows that already carry ``pk`` to their partition (e.g. messages to ``dst``)."""
-        return df.repartition(self.n_partitions, PK)
+        return by_key(df, self.n_partitions, PK)
 
     def bin_counts(self, df: DataFrame, *keys: str) -> np.ndarray:
         """Rows per bin of ``df``, summed over the bins of each of ``keys`` (one small job for

@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 from pyspark.sql import DataFrame, SparkSession
 
+from iterflow.loop.hashed import by_key
+
 
 @dataclass
 class State:
@@ -124,7 +126,7 @@ class IterativeProgram(ABC):
         """``df`` re-partitioned (by ``keys``), cached and materialized. The old copy is freed
         only if this program cached it: a DataFrame the caller passed in (k-means' points) may
         be shared with other jobs, and unpersisting it would make them re-read the source."""
-        new = self.owns((df.repartition(partitions, *keys) if keys else df.repartition(partitions)).cache())
+        new = self.owns(by_key(df, partitions, *keys).cache())
         new.count()
         self.free(df)
         return new
