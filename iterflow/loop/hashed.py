@@ -21,11 +21,15 @@ from pyspark.sql import DataFrame
 
 log = logging.getLogger(__name__)
 
+#: Report one partition as ``hashpartitioning(keys, 1)``; ``False`` gives Spark's own
+#: ``SinglePartition`` (``experiments/one_partition.py`` measures one against the other).
+REPORT_HASHED = True
+
 
 def by_key(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
     """``df`` hash-partitioned by ``keys`` into ``partitions`` (lazy), reported as such to the
     planner also at one partition (see the module docstring)."""
-    if partitions > 1 or not keys:
+    if partitions > 1 or not keys or not REPORT_HASHED:
         return df.repartition(partitions, *keys) if keys else df.repartition(partitions)
     one = df.repartition(1)
     try:

@@ -1,0 +1,103 @@
+"""One partition reported hash-partitioned (:mod:`iterflow.loop.hashed`) against Spark's own
+``SinglePartition``, side by side.
+
+    .venv/bin/python experiments/one_partition.py [--reps 2] [--tag T]
+
+On the emulated cluster and the Pareto experiment's inputs, interleaved by rep (order rotated),
+after one untimed run on every executor:
+
+* PageRank (R-MAT 18, 1M edges, 14 supersteps), ``static`` at 1 executor (one partition from
+  the start: every input and the ranks keyed into one partition);
+* WCC (R-MAT 19, 600k edges + a 30-vertex tail, to convergence) started at 4 executors and
+  released to 1 at barrier 3 (the relayout keys the state into one partition), and ``static``
+  at 1 as the reference its tail should match.
+
+Each with ``REPORT_HASHED`` on and off. Printed per run: the job, and the median superstep
+after 8 with its stages; then each pair's job ratio (on / off, paired by rep) [min-max].
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from common import rmat
+from harness import RESULTS, Collector, cluster, parse_args, warm_up
+
+from algorithms import PageRank, WeaklyConnectedComponents
+from iterflow.inputs.graphio import load_graph
+from iterflow.loop import hashed
+from iterflow.loop.reconfig import Reconfiguration
+from iterflow.policies import PolicyBase, StaticPolicy
+
+NAME = "one_partition"
+HEAD = 8
+
+
+class ReleaseAt(PolicyBase):
+    """Release to ``to`` executors at barrier ``at``, then keep: the scale-in of a policy, scripted."""
+
+    name = "release"
+
+    def __init__(self, at: int = 3, to: int = 1) -> None:
+        super().__init__()
+        self.at, self.to = at, to
+
+    def decide(self, history, model=None, *, layout=None, plan=None):
+        if history[-1].superstep == self.at:
+            return Reconfiguration(reason=f"scripted: {self.to} executor(s)", executors=self.to)
+        return Reconfiguration.none("scripted: keep")
+
+
+def main() -> int:
+    args = parse_args(__doc__, NAME, lambda ap: ap.add_argument("--tag", default=""), quick_reps=2, partitions=None)
+    t0, runs, rows = time.time(), Collector(), []
+    with cluster(args) as (_, spark, note):
+        pr_graph = load_graph(spark, str(rmat(18, 1_000_000)), "edgelist")
+        wcc_graph = load_graph(spark, str(rmat(19, 600_000, tail=30)), "edgelist")
+        jobs = {"pagerank static-1": (lambda: PageRank(pr_graph, max_iterations=14), StaticPolicy, 1),
+                "wcc 4->1 at 3": (lambda: WeaklyConnectedComponents(wcc_graph), ReleaseAt, 4),
+                "wcc static-1": (lambda: WeaklyConnectedComponents(wcc_graph), StaticPolicy, 1)}
+        warm_up(spark, PageRank(pr_graph, max_iterations=3), args)
+        warm_up(spark, WeaklyConnectedComponents(wcc_graph, max_iterations=6), args)
+        configs = [(job, on) for job in jobs for on in (True, False)]
+        for rep in range(args.reps):
+            for job, on in configs[rep % len(configs):] + configs[:rep % len(configs)]:
+                make, policy, start = jobs[job]
+                hashed.REPORT_HASHED = on
+                try:
+                    run = runs.run(spark, policy(), make(), args=args, start=start, verbose=False,
+                                   labels={"experiment": NAME, "job": job, "policy": f"hashed={on}", "rep": rep})
+                finally:
+                    hashed.REPORT_HASHED = True
+                t = run.table
+                later = t[t.superstep > HEAD]
+                row = {"job": job, "hashed": on, "rep": rep, "job_seconds": run.job_seconds,
+                       "later_median": float(later.span_seconds.median()),
+                       "later_stages": float(later.stages.median()), "later_tasks": float(later.tasks.median())}
+                rows.append(row)
+                print(f"  {job}, one partition {'hash-partitioned' if on else 'SinglePartition'}, rep {rep}: "
+                      f"job {row['job_seconds']:.1f}s, superstep > {HEAD} median {row['later_median']:.3f}s "
+                      f"({row['later_stages']:.0f} stages, {row['later_tasks']:.0f} tasks)", flush=True)
+    df = pd.DataFrame(rows)
+    out = [f"== {NAME}: {note}; {args.reps} reps"]
+    for job in jobs:
+        on = df[(df.job == job) & df.hashed].set_index("rep")
+        off = df[(df.job == job) & ~df.hashed].set_index("rep")
+        r = (on.job_seconds / off.job_seconds).to_numpy()
+        out.append(f"  {job}: job {on.job_seconds.median():.1f}s hash-partitioned vs {off.job_seconds.median():.1f}s "
+                   f"SinglePartition, {np.median(r):.2f}x [{r.min():.2f}-{r.max():.2f}]; superstep > {HEAD} median "
+                   f"{on.later_median.median():.3f}s ({on.later_stages.median():.0f} stages) vs "
+                   f"{off.later_median.median():.3f}s ({off.later_stages.median():.0f} stages)")
+    out.append(f"{time.time() - t0:.0f}s")
+    print("\n".join(out))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    tag = f"_{args.tag}" if args.tag else ""
+    df.to_csv(RESULTS / f"{NAME}{tag}.csv", index=False)
+    (RESULTS / f"{NAME}{tag}.txt").write_text("\n".join(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
