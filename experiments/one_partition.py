@@ -12,8 +12,11 @@ after one untimed run on every executor:
   released to 1 at barrier 3 (the relayout keys the state into one partition), and ``static``
   at 1 as the reference its tail should match.
 
-Each with ``REPORT_HASHED`` on and off. Printed per run: the job, and the median superstep
-after 8 with its stages; then each pair's job ratio (on / off, paired by rep) [min-max].
+Each under the ways :data:`iterflow.loop.hashed.ONE_PARTITION` makes one partition: ``coalesce``
+(the default), ``shuffle`` and ``spark`` (Spark's ``SinglePartition``; WCC static-1 starts at one
+partition by its own aggregation, the same plan under all: the noise). Printed per run: the job,
+the median superstep after 8 with its stages, the relayout's seconds; then per job each way's
+job against ``spark``'s (paired by rep, median [min-max]).
 """
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies import PolicyBase, StaticPolicy
 
 NAME = "one_partition"
+WAYS = ("coalesce", "shuffle", "spark")
+DEFAULT = hashed.ONE_PARTITION
 HEAD = 8
 
 
@@ -56,40 +61,42 @@ def main() -> int:
     with cluster(args) as (_, spark, note):
         pr_graph = load_graph(spark, str(rmat(18, 1_000_000)), "edgelist")
         wcc_graph = load_graph(spark, str(rmat(19, 600_000, tail=30)), "edgelist")
-        jobs = {"pagerank static-1": (lambda: PageRank(pr_graph, max_iterations=14), StaticPolicy, 1),
-                "wcc 4->1 at 3": (lambda: WeaklyConnectedComponents(wcc_graph), ReleaseAt, 4),
-                "wcc static-1": (lambda: WeaklyConnectedComponents(wcc_graph), StaticPolicy, 1)}
+        jobs = {"pagerank static-1": (lambda: PageRank(pr_graph, max_iterations=14), StaticPolicy, 1, WAYS),
+                "wcc 4->1 at 3": (lambda: WeaklyConnectedComponents(wcc_graph), ReleaseAt, 4, WAYS),
+                "wcc static-1": (lambda: WeaklyConnectedComponents(wcc_graph), StaticPolicy, 1, ("coalesce", "spark"))}
         warm_up(spark, PageRank(pr_graph, max_iterations=3), args)
         warm_up(spark, WeaklyConnectedComponents(wcc_graph, max_iterations=6), args)
-        configs = [(job, on) for job in jobs for on in (True, False)]
+        configs = [(job, way) for job, (*_, ways) in jobs.items() for way in ways]
         for rep in range(args.reps):
-            for job, on in configs[rep % len(configs):] + configs[:rep % len(configs)]:
-                make, policy, start = jobs[job]
-                hashed.REPORT_HASHED = on
+            for job, way in configs[rep % len(configs):] + configs[:rep % len(configs)]:
+                make, policy, start, _ = jobs[job]
+                hashed.ONE_PARTITION = way
                 try:
                     run = runs.run(spark, policy(), make(), args=args, start=start, verbose=False,
-                                   labels={"experiment": NAME, "job": job, "policy": f"hashed={on}", "rep": rep})
+                                   labels={"experiment": NAME, "job": job, "policy": way, "rep": rep})
                 finally:
-                    hashed.REPORT_HASHED = True
+                    hashed.ONE_PARTITION = DEFAULT
                 t = run.table
                 later = t[t.superstep > HEAD]
-                row = {"job": job, "hashed": on, "rep": rep, "job_seconds": run.job_seconds,
+                row = {"job": job, "way": way, "rep": rep, "job_seconds": run.job_seconds,
                        "later_median": float(later.span_seconds.median()),
-                       "later_stages": float(later.stages.median()), "later_tasks": float(later.tasks.median())}
+                       "later_stages": float(later.stages.median()), "later_tasks": float(later.tasks.median()),
+                       "relayout_seconds": float(t["relayout_seconds"].fillna(0).sum()) if "relayout_seconds" in t else 0.0}
                 rows.append(row)
-                print(f"  {job}, one partition {'hash-partitioned' if on else 'SinglePartition'}, rep {rep}: "
-                      f"job {row['job_seconds']:.1f}s, superstep > {HEAD} median {row['later_median']:.3f}s "
-                      f"({row['later_stages']:.0f} stages, {row['later_tasks']:.0f} tasks)", flush=True)
+                print(f"  {job}, one partition by {way}, rep {rep}: job {row['job_seconds']:.1f}s, superstep > "
+                      f"{HEAD} median {row['later_median']:.3f}s ({row['later_stages']:.0f} stages, "
+                      f"{row['later_tasks']:.0f} tasks), relayout {row['relayout_seconds']:.2f}s", flush=True)
     df = pd.DataFrame(rows)
     out = [f"== {NAME}: {note}; {args.reps} reps"]
-    for job in jobs:
-        on = df[(df.job == job) & df.hashed].set_index("rep")
-        off = df[(df.job == job) & ~df.hashed].set_index("rep")
-        r = (on.job_seconds / off.job_seconds).to_numpy()
-        out.append(f"  {job}: job {on.job_seconds.median():.1f}s hash-partitioned vs {off.job_seconds.median():.1f}s "
-                   f"SinglePartition, {np.median(r):.2f}x [{r.min():.2f}-{r.max():.2f}]; superstep > {HEAD} median "
-                   f"{on.later_median.median():.3f}s ({on.later_stages.median():.0f} stages) vs "
-                   f"{off.later_median.median():.3f}s ({off.later_stages.median():.0f} stages)")
+    for job, (*_, ways) in jobs.items():
+        ref = df[(df.job == job) & (df.way == "spark")].set_index("rep")
+        for way in ways:
+            mine = df[(df.job == job) & (df.way == way)].set_index("rep")
+            r = (mine.job_seconds / ref.job_seconds).to_numpy()
+            out.append(f"  {job}, by {way}: job {mine.job_seconds.median():.1f}s, {np.median(r):.2f}x "
+                       f"[{r.min():.2f}-{r.max():.2f}] of spark's; superstep > {HEAD} median "
+                       f"{mine.later_median.median():.3f}s ({mine.later_stages.median():.0f} stages); relayout "
+                       f"{mine.relayout_seconds.median():.2f}s")
     out.append(f"{time.time() - t0:.0f}s")
     print("\n".join(out))
     RESULTS.mkdir(parents=True, exist_ok=True)

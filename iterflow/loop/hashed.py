@@ -21,19 +21,21 @@ from pyspark.sql import DataFrame
 
 log = logging.getLogger(__name__)
 
-#: Report one partition as ``hashpartitioning(keys, 1)``; ``False`` gives Spark's own
-#: ``SinglePartition`` (``experiments/one_partition.py`` measures one against the other).
-REPORT_HASHED = True
+#: How :func:`by_key` makes one partition: ``"coalesce"`` (the rows of every partition read by
+#: one task, no shuffle: at one core a shuffle only writes and reads back what one task holds),
+#: ``"shuffle"`` (``repartition(1)``), both reported hash-partitioned; ``"spark"``: Spark's own
+#: ``repartition(1, keys)``, reported ``SinglePartition``. ``experiments/one_partition.py``
+#: measures the three side by side.
+ONE_PARTITION = "coalesce"
 
 
 def by_key(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
     """``df`` hash-partitioned by ``keys`` into ``partitions`` (lazy), reported as such to the
     planner also at one partition (see the module docstring)."""
-    if partitions > 1 or not keys or not REPORT_HASHED:
+    if partitions > 1 or not keys or ONE_PARTITION == "spark":
         return df.repartition(partitions, *keys) if keys else df.repartition(partitions)
-    one = df.repartition(1)
     try:
-        return _reported_hashed(one, keys)
+        return _reported_hashed(df.coalesce(1) if ONE_PARTITION == "coalesce" else df.repartition(1), keys)
     except Exception as exc:  # noqa: BLE001 - another Spark's internals: one partition, reported as Spark does
         log.debug("one partition not reported hash-partitioned: %s", str(exc).splitlines()[0][:200])
         return df.repartition(1, *keys)
