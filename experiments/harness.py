@@ -221,7 +221,7 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
     model (default the loop's own, knowing nothing of the cluster); ``cluster_past``: records of
     other runs on the cluster (its calibration's), which price rescales as ``iterflow run``'s do."""
     driver = IterationDriver(spark, policy, partitions=args.partitions, start_executors=start, model=model,
-                             cluster_past=cluster_past,
+                             cluster_past=cluster_past, partitions_follow_cores=getattr(args, "follow_cores", True),
                              past=pd.concat(list(past), ignore_index=True) if past else ())
     first_job = driver.stats.first_job
     starts: dict[int, float] = {}
