@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from common import rmat
-from harness import RESULTS, Collector, cluster, parse_args, warm_up
+from harness import Collector, cluster, parse_args, warm_up, write_table
 
 from algorithms import PageRank, WeaklyConnectedComponents
 from iterflow.inputs.graphio import load_graph
@@ -98,11 +98,7 @@ def main() -> int:
                        f"{mine.later_median.median():.3f}s ({mine.later_stages.median():.0f} stages); relayout "
                        f"{mine.relayout_seconds.median():.2f}s")
     out.append(f"{time.time() - t0:.0f}s")
-    print("\n".join(out))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = f"_{args.tag}" if args.tag else ""
-    df.to_csv(RESULTS / f"{NAME}{tag}.csv", index=False)
-    (RESULTS / f"{NAME}{tag}.txt").write_text("\n".join(out) + "\n")
+    write_table(NAME, args.tag, df, out)
     return 0
 
 

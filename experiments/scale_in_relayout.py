@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from common import rmat
-from harness import RESULTS, Collector, cluster, parse_args, warm_up
+from harness import Collector, cluster, parse_args, warm_up, write_table
 from one_partition import ReleaseAt
 
 from algorithms import PageRank, WeaklyConnectedComponents
@@ -78,11 +78,7 @@ def main() -> int:
                    f"{f.after_median.median():.3f}s ({int(f.partitions_after.iloc[0])}); the relayout repaid after "
                    f"~{pays:.0f} supersteps ({int(f.after_supersteps.median())} came after it)")
     out.append(f"{time.time() - t0:.0f}s")
-    print("\n".join(out))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = f"_{args.tag}" if args.tag else ""
-    df.to_csv(RESULTS / f"{NAME}{tag}.csv", index=False)
-    (RESULTS / f"{NAME}{tag}.txt").write_text("\n".join(out) + "\n")
+    write_table(NAME, args.tag, df, out)
     return 0
 
 
