@@ -213,7 +213,7 @@ def show(r: dict[str, Any]) -> None:
 def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
                 labels: dict[str, Any], start: int | None, params: dict[str, Any] | None = None,
                 verbose: bool = True, past: Sequence[pd.DataFrame] = (), model: Any = None,
-                cluster_past: Sequence[Any] = ()) -> Run:
+                cluster_past: Sequence[Any] = (), follow_cores: bool = True) -> Run:
     """Run ``program`` under ``policy`` from ``start`` executors (``None``: leave them, as for
     Spark's dynamic allocation), timed per superstep and logged to MLflow; see the module doc.
     ``past``: earlier runs' tables, which warm-start the model and the policy's rescale price
@@ -221,7 +221,7 @@ def tracked_run(spark: Any, policy: Any, program: IterativeProgram, *, args: arg
     model (default the loop's own, knowing nothing of the cluster); ``cluster_past``: records of
     other runs on the cluster (its calibration's), which price rescales as ``iterflow run``'s do."""
     driver = IterationDriver(spark, policy, partitions=args.partitions, start_executors=start, model=model,
-                             cluster_past=cluster_past, partitions_follow_cores=getattr(args, "follow_cores", True),
+                             cluster_past=cluster_past, partitions_follow_cores=follow_cores,
                              past=pd.concat(list(past), ignore_index=True) if past else ())
     first_job = driver.stats.first_job
     starts: dict[int, float] = {}
@@ -280,11 +280,11 @@ class Collector:
     def run(self, spark: Any, policy: Any, program: IterativeProgram, *, args: argparse.Namespace,
             labels: dict[str, Any], start: int | None, verbose: bool = True,
             past: Sequence[pd.DataFrame] = (), model: Any = None, cluster_past: Sequence[Any] = (),
-            keep_output: bool = False, **row: Any) -> Run:
+            keep_output: bool = False, follow_cores: bool = True, **row: Any) -> Run:
         """:func:`tracked_run`, then free the program's inputs -- and its final state, unless
         ``keep_output`` (then :meth:`Run.release` it once read) -- and keep the run's figures."""
         run = tracked_run(spark, policy, program, args=args, labels=labels, start=start, verbose=verbose,
-                          past=past, model=model, cluster_past=cluster_past)
+                          past=past, model=model, cluster_past=cluster_past, follow_cores=follow_cores)
         if not keep_output:
             run.release()
         program.release()  # its own cached inputs; the shared graph or points stay
@@ -303,6 +303,12 @@ class Collector:
 
 RUN_METRICS = {"runtime": "runtime s (ss 2..)", "executor_seconds": "executor-s (ss 2..)",
                "ss1_seconds": "superstep 1 s", "mean_executors": "mean executors"}
+
+
+def ratio_range(mine: pd.Series, ref: pd.Series) -> str:
+    """``mine / ref`` paired by index (the rep): ``"median x [min-max]"``."""
+    r = (mine / ref).dropna().to_numpy()
+    return f"{float(pd.Series(r).median()):.2f}x [{r.min():.2f}-{r.max():.2f}]" if r.size else "n/a"
 
 
 def paired(df: pd.DataFrame, experiment: str, job: str, a: str, b: str) -> list[dict[str, Any]]:

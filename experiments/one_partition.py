@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pandas as pd
 
 from common import rmat
-from harness import Collector, cluster, parse_args, warm_up, write_table
+from harness import Collector, cluster, parse_args, ratio_range, warm_up, write_table
 
 from algorithms import PageRank, WeaklyConnectedComponents
 from iterflow.inputs.graphio import load_graph
@@ -92,9 +91,8 @@ def main() -> int:
         ref = df[(df.job == job) & (df.way == "spark")].set_index("rep")
         for way in ways:
             mine = df[(df.job == job) & (df.way == way)].set_index("rep")
-            r = (mine.job_seconds / ref.job_seconds).to_numpy()
-            out.append(f"  {job}, by {way}: job {mine.job_seconds.median():.1f}s, {np.median(r):.2f}x "
-                       f"[{r.min():.2f}-{r.max():.2f}] of spark's; superstep > {HEAD} median "
+            out.append(f"  {job}, by {way}: job {mine.job_seconds.median():.1f}s, "
+                       f"{ratio_range(mine.job_seconds, ref.job_seconds)} of spark's; superstep > {HEAD} median "
                        f"{mine.later_median.median():.3f}s ({mine.later_stages.median():.0f} stages); relayout "
                        f"{mine.relayout_seconds.median():.2f}s")
     out.append(f"{time.time() - t0:.0f}s")

@@ -20,11 +20,10 @@ from __future__ import annotations
 import copy
 import time
 
-import numpy as np
 import pandas as pd
 
 from common import rmat
-from harness import Collector, cluster, parse_args, warm_up, write_table
+from harness import Collector, cluster, parse_args, ratio_range, warm_up, write_table
 from one_partition import ReleaseAt
 
 from algorithms import PageRank, WeaklyConnectedComponents
@@ -48,8 +47,9 @@ def main() -> int:
             for job, follow in configs[rep % len(configs):] + configs[:rep % len(configs)]:
                 make, start, at, to = jobs[job]
                 run_args = copy.copy(args)
-                run_args.follow_cores, run_args.partitions = follow, None if follow else start
+                run_args.partitions = None if follow else start
                 run = runs.run(spark, ReleaseAt(at, to), make(), args=run_args, start=start, verbose=False,
+                               follow_cores=follow,
                                labels={"experiment": NAME, "job": job, "policy": f"follow={follow}", "rep": rep})
                 t = run.table
                 after = t[t.superstep > at + 1]
@@ -68,11 +68,10 @@ def main() -> int:
     for job in jobs:
         f = df[(df.job == job) & df.follow].set_index("rep")
         k = df[(df.job == job) & ~df.follow].set_index("rep")
-        r = (k.job_seconds / f.job_seconds).to_numpy()
         extra = k.after_median.median() - f.after_median.median()
         pays = f.relayout_seconds.median() / extra if extra > 0 else float("inf")
         out.append(f"  {job}: job kept {k.job_seconds.median():.1f}s vs followed {f.job_seconds.median():.1f}s, "
-                   f"{np.median(r):.2f}x [{r.min():.2f}-{r.max():.2f}]; release barrier {k.release_span.median():.2f}s vs "
+                   f"{ratio_range(k.job_seconds, f.job_seconds)}; release barrier {k.release_span.median():.2f}s vs "
                    f"{f.release_span.median():.2f}s (relayout {f.relayout_seconds.median():.2f}s); superstep after "
                    f"{k.after_median.median():.3f}s ({int(k.partitions_after.iloc[0])} partitions) vs "
                    f"{f.after_median.median():.3f}s ({int(f.partitions_after.iloc[0])}); the relayout repaid after "

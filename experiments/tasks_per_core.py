@@ -17,11 +17,10 @@ from __future__ import annotations
 import copy
 import time
 
-import numpy as np
 import pandas as pd
 
 from common import points, rmat
-from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
+from harness import Collector, cluster, initial_centers, parse_args, ratio_range, warm_up, write_table
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.inputs.graphio import load_graph
@@ -85,16 +84,11 @@ def main() -> int:
         ref = df[(df.executors == e) & (df.partitions == parts[0])].set_index("rep")
         for p in parts:
             mine = df[(df.executors == e) & (df.partitions == p)].set_index("rep")
-            r = (mine.job_seconds / ref.job_seconds).to_numpy()
             out.append(f"  at {e} executor(s), {p} partitions: job {mine.job_seconds.median():.1f}s, "
-                       f"{r.size and np.median(r):.2f}x [{r.min():.2f}-{r.max():.2f}] of {parts[0]} partitions; "
+                       f"{ratio_range(mine.job_seconds, ref.job_seconds)} of {parts[0]} partitions; "
                        f"supersteps 1-{HEAD} {mine.head_seconds.median():.2f}s, later median {mine.later_median.median():.3f}s")
     out.append(f"{time.time() - t0:.0f}s")
-    print("\n".join(out))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = f"_{args.job}" + (f"_{args.tag}" if args.tag else "")
-    df.to_csv(RESULTS / f"{NAME}{tag}.csv", index=False)
-    (RESULTS / f"{NAME}{tag}.txt").write_text("\n".join(out) + "\n")
+    write_table(NAME, args.job + (f"_{args.tag}" if args.tag else ""), df, out)
     return 0
 
 
