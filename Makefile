@@ -17,10 +17,10 @@ $(VENV)/.installed: setup.cfg setup.py
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-# iterflow's barrier listener, compiled with javac from iterflow/observe/jvm/ into .cache/jars;
+# iterflow's JVM classes (barrier listener, index coalescer), compiled with javac from iterflow/jvm/ into .cache/jars;
 # GraphFrames' JVM artifact from Maven Central into .cache/jars (see README: GraphFrames).
 jars: $(VENV)/.installed
-	@$(BIN)/python -m iterflow.observe.listener
+	@$(BIN)/python -m iterflow.jvm
 	@$(BIN)/python -m iterflow.cluster.jars >/dev/null && echo "GraphFrames jars in .cache/jars" \
 	  || echo "warning: GraphFrames jars unavailable; iterflow runs without them (GraphFrames features disabled)"
 

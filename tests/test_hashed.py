@@ -33,10 +33,38 @@ def test_one_partition_is_reported_hash_partitioned_and_keeps_every_row(spark):
     assert partitioning(by_key(df, 3, "id")).startswith("hashpartitioning(id")
 
 
-def test_wcc_after_relayout_to_one_partition_plans_as_a_run_started_there(spark, tmp_path):
-    """A scale-in to one core re-lays WCC's state out at one partition: its supersteps must
-    shuffle no more than those of a run started at one (before: the labels were re-shuffled
-    every superstep -- one stage more, tail supersteps 1.3-1.6x as long)."""
+def test_a_scale_in_that_divides_the_count_moves_no_row_through_a_shuffle(spark):
+    """4 -> 2 partitions by index (partition p to p % 2): every row lands where a shuffle would
+    have put it, with no exchange in the plan; counts that do not divide are shuffled."""
+    from iterflow.loop.hashed import by_key, hashed_into
+
+    df = spark.range(0, 3000, numPartitions=3).select(F.col("id"), (F.col("id") % 7).alias("v"))
+    four = by_key(df, 4, "id").localCheckpoint()
+    assert hashed_into(four, ("id",)) == 4 and hashed_into(df, ("id",)) is None
+    two = by_key(four, 2, "id")
+    assert shuffles(two) == 0
+    assert partitioning(two).startswith("hashpartitioning(id") and two.rdd.getNumPartitions() == 2
+    placed = two.select("id", "v", F.spark_partition_id().alias("p"), F.expr("pmod(hash(id), 2)").alias("want"))
+    rows = placed.collect()
+    assert sorted((r.id, r.v) for r in rows) == sorted(map(tuple, df.collect()))
+    assert all(r.p == r.want for r in rows)
+    # joined with a frame its key's exchange made at 2 partitions: no exchange of either side
+    heard, before = df.groupBy("id").agg(F.min("v").alias("m")), spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    try:
+        assert shuffles(two.join(heard.hint("shuffle_hash"), "id")) == 1  # the aggregation's own
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    assert shuffles(by_key(four, 3, "id")) == 1 and shuffles(by_key(df, 2, "id")) == 1
+    assert shuffles(by_key(four, 2, "v")) == 1  # hash-partitioned, but by another key
+
+
+@pytest.mark.parametrize("start,at", [(4, 1), (4, 2)])
+def test_wcc_after_relayout_plans_as_a_run_started_there(spark, tmp_path, start, at):
+    """A scale-in re-lays WCC's state out at fewer partitions: its supersteps must shuffle no
+    more than those of a run started there (before: at one partition the labels were
+    re-shuffled every superstep -- one stage more, tail supersteps 1.3-1.6x as long), and
+    where the new count divides the old the relayout itself shuffles nothing."""
     from algorithms import WeaklyConnectedComponents
     from iterflow.inputs.generate import write_rmat
     from iterflow.inputs.graphio import load_graph
@@ -46,6 +74,8 @@ def test_wcc_after_relayout_to_one_partition_plans_as_a_run_started_there(spark,
     g = load_graph(spark, str(write_rmat(tmp_path / "g.txt", 10, 6000, seed=5)), "edgelist")
     engine = SparkEngine(spark)
 
+    relaid: list[int] = []
+
     def superstep_plan(start: int, at: int):
         spark.conf.set("spark.sql.shuffle.partitions", str(start))
         prog = WeaklyConnectedComponents(g)
@@ -54,7 +84,9 @@ def test_wcc_after_relayout_to_one_partition_plans_as_a_run_started_there(spark,
         prog.delta(None, state, rows)
         if at != start:
             spark.conf.set("spark.sql.shuffle.partitions", str(at))
-            state, _ = engine.barrier(prog.relayout(at, state))
+            moved = prog.relayout(at, state)
+            relaid.append(shuffles(moved.frames["labels"]))
+            state, _ = engine.barrier(moved)
         for i in (1, 2):
             new, rows = engine.barrier(prog.step(state, i))
             prog.delta(state, new, rows)
@@ -67,9 +99,10 @@ def test_wcc_after_relayout_to_one_partition_plans_as_a_run_started_there(spark,
         return seen
 
     try:
-        (s1, rows1, _), (s41, rows41, parts41) = superstep_plan(1, 1), superstep_plan(4, 1)
-        assert all(p.startswith("hashpartitioning(id") for p in parts41.values()), parts41
+        (s1, rows1, _), (s41, rows41, parts41) = superstep_plan(at, at), superstep_plan(start, at)
+        assert all(p.startswith(f"hashpartitioning(id") and p.endswith(f", {at})") for p in parts41.values()), parts41
         assert s41 == s1 == 1, (s41, s1)  # the messages' aggregation only
         assert rows41 == rows1
+        assert relaid == [0], relaid
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)

@@ -12,6 +12,12 @@ emulated cluster); PageRank at one partition exchanged all vertex ids every supe
 
 :func:`by_key` gives a frame at one partition the partitioning a one-partition exchange would
 have given it: the one partition holds every row, so ``hashpartitioning(keys, 1)`` is true of it.
+
+A scale-in that divides the partition count (4 -> 2, 2 -> 1) needs no shuffle either: partition
+``p`` of ``m`` holds the rows with ``pmod(hash, m) == p``, so the partitions with ``p % n == i``
+together hold exactly those with ``pmod(hash, n) == i`` when ``n`` divides ``m``. :func:`by_key`
+coalesces them so (a JVM coalescer of iterflow's own, :mod:`iterflow.jvm`) and reports the hash
+partitioning; other changes of count shuffle, as ``repartition`` does.
 """
 from __future__ import annotations
 
@@ -28,24 +34,75 @@ log = logging.getLogger(__name__)
 #: measures the three side by side.
 ONE_PARTITION = "coalesce"
 
+#: Whether :func:`by_key` coalesces a frame hash-partitioned into a multiple of the count asked
+#: for by partition index instead of shuffling it (``experiments/scale_in_relayout.py`` measures
+#: both).
+NARROW = True
+
 
 def by_key(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
     """``df`` hash-partitioned by ``keys`` into ``partitions`` (lazy), reported as such to the
-    planner also at one partition (see the module docstring)."""
-    if partitions > 1 or not keys or ONE_PARTITION == "spark":
-        return df.repartition(partitions, *keys) if keys else df.repartition(partitions)
+    planner also at one partition (see the module docstring). Where ``df`` is already
+    hash-partitioned by ``keys`` into a multiple of ``partitions`` (a scale-in from 4 to 2 or 1,
+    from 2 to 1), its partitions are coalesced by index (:func:`narrowed`): no shuffle."""
+    if not keys:
+        return df.repartition(partitions)
+    if NARROW and partitions > 1:
+        m = hashed_into(df, keys)
+        if m is not None and m > partitions and m % partitions == 0:
+            fewer = narrowed(df, partitions, keys)
+            if fewer is not None:
+                return fewer
+    if partitions > 1 or ONE_PARTITION == "spark":
+        return df.repartition(partitions, *keys)
     try:
-        return _reported_hashed(df.coalesce(1) if ONE_PARTITION == "coalesce" else df.repartition(1), keys)
+        one = df.coalesce(1) if ONE_PARTITION == "coalesce" else df.repartition(1)
+        return _reported_hashed(one, one._jdf.queryExecution().toRdd(), keys, 1)
     except Exception as exc:  # noqa: BLE001 - another Spark's internals: one partition, reported as Spark does
         log.debug("one partition not reported hash-partitioned: %s", str(exc).splitlines()[0][:200])
         return df.repartition(1, *keys)
 
 
-def _reported_hashed(one: DataFrame, keys: tuple[str, ...]) -> DataFrame:
-    """``one`` (one partition) as a plan leaf over its rows that reports ``hashpartitioning(keys, 1)``."""
-    spark = one.sparkSession
+def hashed_into(df: DataFrame, keys: tuple[str, ...]) -> int | None:
+    """The partition count ``df``'s plan reports it hash-partitioned by exactly ``keys`` into
+    (Spark's ``pmod(murmur3(keys, 42), m)``), else ``None``."""
+    try:
+        part = df._jdf.queryExecution().executedPlan().outputPartitioning()
+        if part.getClass().getSimpleName() != "HashPartitioning":
+            return None
+        exprs = part.expressions()
+        names = tuple(exprs.apply(i).name() for i in range(exprs.size()))
+        return int(part.numPartitions()) if names == tuple(keys) else None
+    except Exception:  # noqa: BLE001 - a key that is no plain column, other internals: unknown
+        return None
+
+
+def narrowed(df: DataFrame, partitions: int, keys: tuple[str, ...]) -> DataFrame | None:
+    """``df`` (hash-partitioned by ``keys`` into ``k * partitions``) with partition ``p`` read by
+    task ``p % partitions`` (iterflow's ``IndexCoalescer``): ``pmod(h, k*n) % n == pmod(h, n)``,
+    so the result is hash-partitioned into ``partitions``, and reported so. ``None`` where the
+    coalescer's class cannot be loaded (no ``javac``; the caller shuffles)."""
+    from iterflow.jvm import load_class, new
+
+    sc = df.sparkSession.sparkContext
+    cls = load_class(sc, "IndexCoalescer", executors=True)
+    if cls is None:
+        return None
+    try:
+        rows = df._jdf.queryExecution().toRdd()
+        fewer = rows.coalesce(partitions, False, sc._jvm.scala.Option.apply(new(sc, cls)), None)
+        return _reported_hashed(df, fewer, keys, partitions)
+    except Exception as exc:  # noqa: BLE001 - another Spark's internals: the caller shuffles
+        log.warning("index coalescing unavailable (shuffling instead): %s", str(exc).splitlines()[0][:200])
+        return None
+
+
+def _reported_hashed(df: DataFrame, rows: object, keys: tuple[str, ...], partitions: int) -> DataFrame:
+    """A plan leaf over ``rows`` (``df``'s internal rows, ``partitions`` of them, hash-partitioned
+    by ``keys``) that reports ``hashpartitioning(keys, partitions)``."""
+    spark = df.sparkSession
     jvm, js = spark.sparkContext._jvm, spark._jsparkSession
-    leaf = js.internalCreateDataFrame(one._jdf.queryExecution().toRdd(), one._jdf.schema(), False)
+    leaf = js.internalCreateDataFrame(rows, df._jdf.schema(), False)
     plan = leaf.queryExecution().analyzed()  # a LogicalRDD over the rows, reporting no partitioning
     out = plan.output()
     attrs = {out.apply(i).name(): out.apply(i) for i in range(out.size())}
@@ -53,7 +110,7 @@ def _reported_hashed(one: DataFrame, keys: tuple[str, ...]) -> DataFrame:
     for k in keys:
         exprs.add(attrs[k])
     hashed = jvm.org.apache.spark.sql.catalyst.plans.physical.HashPartitioning(
-        jvm.scala.jdk.javaapi.CollectionConverters.asScala(exprs).toSeq(), 1)
+        jvm.scala.jdk.javaapi.CollectionConverters.asScala(exprs).toSeq(), partitions)
     none = jvm.scala.Option.empty()
     lean = plan.copy(out, plan.rdd(), hashed, plan.outputOrdering(), plan.isStreaming(), plan.stream(), js, none, none)
     return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(js, lean), spark)
