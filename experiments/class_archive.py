@@ -9,8 +9,8 @@ application with the archive and one without (``spark.iterflow.classArchive=fals
 alternating order, each in a Python process and Spark application of its own on one cluster
 (an executor's JVM options are the application's). Per application: the job's seconds, each
 scale-out's registration delay (request to the barrier that saw the executors,
-:func:`~iterflow.loop.records.registration_delays`) and price (its pause and the cold supersteps
-until the new executors worked, :func:`~iterflow.loop.records.rescale_costs`, what the policies
+:func:`~iterflow.loop.rescales.registration_delays`) and price (its pause and the cold supersteps
+until the new executors worked, :func:`~iterflow.loop.rescales.rescale_costs`, what the policies
 charge), and the two supersteps after each scale-out. Ratios with / without, paired by rep.
 Results: ``experiments/results/class_archive*``.
 """
@@ -45,7 +45,7 @@ def child(master: str, variant: str, args) -> None:
     from iterflow.inputs.graphio import load_graph
     from iterflow.loop.driver import IterationDriver
     from iterflow.loop.reconfig import Reconfiguration
-    from iterflow.loop.records import registration_delays, rescale_costs
+    from iterflow.loop.rescales import registration_delays, rescale_costs
     from iterflow.policies import PolicyBase
 
     class Schedule(PolicyBase):

@@ -12,7 +12,8 @@ import pandas as pd
 
 from harness import RESULTS
 
-from iterflow.loop.records import records, rescale_costs
+from iterflow.loop.records import records
+from iterflow.loop.rescales import rescale_costs
 from iterflow.simulate import bounds
 
 MET = 0.05  # a target is met within 5 %

@@ -290,7 +290,8 @@ def test_waiting_for_executors_is_still_available():
 def test_a_non_waiting_scale_out_is_priced_up_to_the_first_superstep_its_executors_work_in():
     """Its cold supersteps are the one they joined in and the next (their first tasks); the
     model learns neither, and the scale-out's price holds both excesses."""
-    from iterflow.loop.records import feeds_model, is_cold, rescale_costs
+    from iterflow.loop.records import feeds_model, is_cold
+    from iterflow.loop.rescales import rescale_costs
 
     driver, _ = scaling({2: 4}, lag=2)
     rs = driver.run(Doubling(max_iterations=7)).records
@@ -310,7 +311,7 @@ def test_a_non_waiting_scale_out_is_priced_up_to_the_first_superstep_its_executo
 def test_a_scale_out_still_registering_has_no_price_yet():
     """Priced at 0 s while its executors were still coming, a scale-out looked free and the
     policy asked again and again: it is left out until its executors worked a superstep."""
-    from iterflow.loop.records import rescale_costs
+    from iterflow.loop.rescales import rescale_costs
 
     driver, _ = scaling({2: 4}, lag=3)
     rs = driver.run(Doubling(max_iterations=7)).records
@@ -322,7 +323,7 @@ def test_a_scale_out_asked_again_while_its_executors_are_coming_is_one_scale_out
     they registered (7-8 s here, longer than the rest of the run). Each repeat closed the
     account at ~0 s, the next barrier priced a rescale at 0.0 s 'measured', and the policy kept
     asking; a repeat of a pending request is the same scale-out, still unpriced."""
-    from iterflow.loop.records import rescale_costs
+    from iterflow.loop.rescales import rescale_costs
 
     driver, _ = scaling({i: 4 for i in range(2, 8)}, lag=100)  # asked at every barrier, never there
     rs = driver.run(Doubling(max_iterations=7)).records
@@ -367,7 +368,7 @@ def test_without_the_withdrawal_the_late_arrivals_would_be_kept():
 def test_a_scale_out_raised_while_its_executors_are_coming_is_the_same_scale_out():
     """Seen in pareto on the full PageRank input: 1 -> 3 asked, then 1 -> 4 while the 3 came;
     the raise was taken for a new rescale and the first was priced at its pause (0.0 s)."""
-    from iterflow.loop.records import registration_delays, rescale_costs
+    from iterflow.loop.rescales import registration_delays, rescale_costs
 
     driver, _ = scaling({2: 3, 3: 4}, lag=100)  # never there: no price yet
     rs = driver.run(Doubling(max_iterations=7)).records
@@ -384,7 +385,7 @@ def test_a_scale_out_still_coming_is_unpriced_at_the_barrier_that_decides_next()
     request's 0.01 s pause and ``target`` read "a rescale priced 0.0s, measured over 1"."""
     from dataclasses import replace
 
-    from iterflow.loop.records import rescale_costs
+    from iterflow.loop.rescales import rescale_costs
 
     driver, _ = scaling({2: 4}, lag=3)
     rs = driver.run(Doubling(max_iterations=7)).records

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from fakes import H
-from iterflow.loop.records import records, registration_delays
+from iterflow.loop.records import records
+from iterflow.loop.rescales import registration_delays
 from iterflow.policies import TargetPolicy
 
 QUICK = dict(wait_count=1, cooldown=0, warmup=0)

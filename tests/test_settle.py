@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from iterflow.loop.records import Predicted, model_rows, records, rescale_costs
+from iterflow.loop.records import Predicted, model_rows, records
+from iterflow.loop.rescales import rescale_costs
 from iterflow.model.live import SETTLE_MOST, SETTLE_TOL, feed
 
 

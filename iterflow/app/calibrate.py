@@ -199,7 +199,7 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
 
 def _prices(rec: Sequence[Any]) -> str:
     """What the calibration's rescales cost, as :meth:`learn_rescales` reads them."""
-    from iterflow.loop.records import registration_delays, rescale_costs
+    from iterflow.loop.rescales import registration_delays, rescale_costs
     from iterflow.model.warmup import warmup_supersteps
 
     if not rec:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from iterflow.loop.records import records, registration_delays, rescale_costs
+from iterflow.loop.records import records
+from iterflow.loop.rescales import narrow_release, registration_delays, rescale_costs
 from iterflow.model.warmup import start_excess
 from iterflow.policies.core import History
 
@@ -32,6 +33,7 @@ class RescalePrices:
     scale_in_seconds: float | None
     past_rescales: list[float]
     past_scale_ins: list[float]
+    past_scale_in_kinds: dict[bool, list[float]]
     past_delays: list[float]
     start_delays: list[float]
     start_excess: list[float]
@@ -91,7 +93,9 @@ class RescalePrices:
         before keep its price high until its own decommissioned releases outnumber them."""
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
-        self.past_scale_ins = rescale_costs(rows if scale_ins is None else records(scale_ins), "down")
+        own = rows if scale_ins is None else records(scale_ins)
+        self.past_scale_ins = rescale_costs(own, "down")
+        self.past_scale_in_kinds = {k: rescale_costs(own, "down", narrow=k) for k in (True, False)}
         self.past_delays = registration_delays(rows)
         self.start_excess = start_excess(rows)
         return len(self.past_rescales)
@@ -109,15 +113,29 @@ class RescalePrices:
         return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps "
                 f"({late}), not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
 
-    def scale_in_cost(self, history: History) -> tuple[float | None, str]:
+    def scale_in_cost(self, history: History, narrow: bool | None = None) -> tuple[float | None, str]:
         """``(seconds, how)``: the median price of this run's scale-ins, else of earlier runs';
         ``(None, how)`` until one was measured: then the price is one superstep as this run's
         ran, at the new size (:meth:`scale_in_prices`) -- a release starts no executor, but the
         superstep after it reads the removed executors' cached share of the state, moved there
         (decommissioned) or recomputed (killed: 1.0 s after PageRank's 4 -> 3, 4.7 s after WCC's
         4 -> 1 in its tail); the prior is a cautious bound, decommissioned releases cost less
-        (PageRank 4 -> 2: 0.3-0.5 s, `experiments/release_cost.py`)."""
+        (PageRank 4 -> 2: 0.3-0.5 s, `experiments/release_cost.py`).
+
+        ``narrow``: the price of a release that is (True) or is not (False) a
+        :func:`~iterflow.loop.rescales.narrow_release` -- one whose relayout coalesces by index
+        instead of shuffling the state (stop 46: WCC R-MAT 20's 4 -> 2 relayout, see
+        ``experiments/scale_in_relayout.py``). Priced by the releases of its own kind; a narrow
+        one with none measured by any release (a shuffled one costs more: an upper bound); a
+        shuffled one with only narrow ones measured by the prior (they would under-price it)."""
         seen = rescale_costs(history, "down") or self.past_scale_ins
+        if narrow is not None and seen:
+            same = rescale_costs(history, "down", narrow=narrow) or self.past_scale_in_kinds.get(narrow, [])
+            kind = "narrow" if narrow else "shuffled"
+            if same:
+                return float(np.median(same)), f"measured over {len(same)} {kind} scale-in{'s' if len(same) > 1 else ''}"
+            if not narrow:
+                seen = []
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
         if self.scale_in_seconds is not None:
@@ -125,14 +143,18 @@ class RescalePrices:
         return None, "prior: one superstep as this run's ran, at the new size"
 
     def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
-        """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`;
-        the prior: the median superstep of this run so far, times ``current / e``)."""
-        cost, how = self.scale_in_cost(history)
+        """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`
+        of its kind, narrow or shuffled; the prior: the median superstep of this run so far, times
+        ``current / e``). ``how``: of the first size's price."""
         E = np.asarray(executors, float)
-        if cost is not None:
-            return np.full(E.shape, cost, float), how
         walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
-        return (float(np.median(walls)) if walls else 0.0) * current / np.maximum(E, 1.0), how
+        superstep = float(np.median(walls)) if walls else 0.0
+        out, hows = np.empty(E.shape, float), []
+        for k, e in enumerate(E.ravel()):
+            cost, how = self.scale_in_cost(history, narrow=narrow_release(current, int(e)) if e < current else None)
+            out.ravel()[k] = cost if cost is not None else superstep * current / max(float(e), 1.0)
+            hows.append(how)
+        return out, hows[0] if hows else self.scale_in_cost(history)[1]
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds

@@ -39,7 +39,8 @@ import numpy as np
 from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
-from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, cold_run, is_cold
+from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold
+from iterflow.loop.rescales import cold_run
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
 from iterflow.model.replay import ReplayModel, makespan, recut, shortest_task
