@@ -13,6 +13,28 @@ from fakes import H, records
 from policy_fakes import QUICK, FakeModel, row, flat, FakeCluster, total_seconds, executor_seconds, sizes
 
 
+class Table(FakeModel):
+    """Seconds of a superstep by its work and size, as given: ``T[work][size]``."""
+
+    def __init__(self, T: dict[float, dict[int, float]]) -> None:
+        super().__init__()
+        self.T = T
+
+    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+        return self.T[work][int(round(scale_out))]
+
+
+def fastest_on_heavy_then_tail(T: dict[float, dict[int, float]], price: float, budget: float) -> Reconfiguration:
+    """``fastest`` (baseline 1) at barrier 2 of three heavy supersteps (work 2) and a tail of six
+    (work 1), run at 3 so far, a release priced ``price``."""
+    m = Table(T)
+    works = [2.0] * 3 + [1.0] * 6
+    hist = [row(i, 3, m.predict_seconds(3, w), w) for i, w in enumerate(works[:2], start=1)]
+    p = FastestPolicy(1, budget=budget, max_executors=3, wait_count=3, cooldown=5, warmup=0, scale_in_seconds=price)
+    p.repeat = works
+    return p.decide(**H(hist, m))
+
+
 def test_fastest_counts_a_rescale_pause_as_spent():
     m = FakeModel(1.0, 0.1)
     hist = flat(3, 4, m)
@@ -276,21 +298,10 @@ def test_fastest_weighs_a_release_by_its_price_against_holding():
     the tail at 2; keeping 3 one more superstep is slower by less than a release costs (one more
     superstep at 1 executor moving the removed executors' state: stop40w2 ran it 4.9 s where
     static-1 ran 3.8 s). Free releases: released; priced at 1 s: kept."""
-    class Table(FakeModel):
-        T = {2.0: {1: 3.0, 2: 2.0, 3: 1.2}, 1.0: {1: 1.0, 2: 0.55, 3: 0.5}}  # work -> size -> seconds
+    T = {2.0: {1: 3.0, 2: 2.0, 3: 1.2}, 1.0: {1: 1.0, 2: 0.55, 3: 0.5}}  # work -> size -> seconds
 
-        def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
-            return self.T[work][int(round(scale_out))]
-
-    m = Table()
-    works = [2.0] * 3 + [1.0] * 6  # three heavy supersteps, a tail of six
-    hist = [row(i, 3, m.predict_seconds(3, w), w) for i, w in enumerate(works[:2], start=1)]
-
-    def decide(price: float):
-        p = FastestPolicy(1, budget=1.13, max_executors=3, wait_count=3, cooldown=5, warmup=0,
-                          scale_in_seconds=price)
-        p.repeat = works
-        return p.decide(**H(hist, m))
+    def decide(price: float) -> Reconfiguration:
+        return fastest_on_heavy_then_tail(T, price, budget=1.13)
 
     free, priced = decide(0.0), decide(1.0)
     assert free.executors == 1 and "over budget at 3" in free.reason
@@ -302,13 +313,7 @@ def test_fastest_does_not_hold_a_release_in_a_flat_tail():
     """Past the heavy phase every superstep is alike: holding 3 one more superstep is always
     faster and a little over, so a hold would be asked again at every barrier (stop41w: four
     supersteps into WCC's tail at 3 executors, 1.27x static-1's executor-seconds). Released."""
-    class Table(FakeModel):
-        T = {1.0: {1: 1.0, 2: 0.55, 3: 0.5}}
-
-        def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
-            return self.T[work][int(round(scale_out))]
-
-    m = Table()
+    m = Table({1.0: {1: 1.0, 2: 0.55, 3: 0.5}})
     hist = [row(i, 3, 0.5, 1.0) for i in range(1, 3)]
     p = FastestPolicy(1, budget=1.13, max_executors=3, wait_count=3, cooldown=5, warmup=0, scale_in_seconds=1.0,
                       max_iterations=10)
@@ -316,3 +321,19 @@ def test_fastest_does_not_hold_a_release_in_a_flat_tail():
     # the model's 5 % and faster than the plan (8 s at 1) and its 1 s release -- but no heavier than the rest
     r = p.decide(**H(hist, m))
     assert r.executors is not None and r.executors < 3 and "over budget at 3" in r.reason, r.reason
+
+
+def test_fastest_goes_straight_down_when_a_staircase_pays_two_releases():
+    """The full-budget plan runs the heavy superstep at 2 and the tail at 1: from 3 that is two
+    releases, each priced. Cheap releases: 3 -> 2 now (the plan); dear ones: 3 -> 1 at once, one
+    release (stop46w20's ``fastest`` paid 4.9 s and 4.1 s for 3 -> 2 -> 1 on consecutive barriers)."""
+    T = {2.0: {1: 3.0, 2: 1.6, 3: 1.5}, 1.0: {1: 1.0, 2: 0.75, 3: 0.5}}
+
+    def decide(price: float) -> Reconfiguration:
+        return fastest_on_heavy_then_tail(T, price, budget=1.25)
+
+    cheap, dear = decide(0.5), decide(2.0)
+    # plan 1.6 s + 6 x 1.0 s for 9.2 executor-seconds of ~9.75; all at 1: 9.0 s
+    assert cheap.executors == 2 and "steps down twice" not in cheap.reason, cheap.reason
+    assert dear.executors == 1 and "straight to 1" in dear.reason, dear.reason
+    assert "7.6s + releases 2.0s + 2.0s against 9.0s at 1 + one release 2.0s" in dear.reason
