@@ -110,6 +110,21 @@ def test_efficiency_plan_takes_the_release_price_out_of_the_allowance():
         EfficiencyPolicy(max_executors=4, rule="greedy")
 
 
+def test_efficiency_releases_only_where_a_plan_fits_with_the_release_paid():
+    """3 executors read faster than 4 (slower tasks on more slots), so the fastest plan starts at
+    3. With a free release that is a release; with a release priced over what the bound leaves,
+    no plan fits and the fastest is no reason to release: kept (stop46w20: 4 -> 3 so, +27 %)."""
+    m = Table({1.0: {1: 2.0, 2: 1.2, 3: 0.9, 4: 1.0}})
+
+    def decide(price: float) -> Reconfiguration:
+        p = EfficiencyPolicy(max_executors=4, slowdown_bound=0.1, max_iterations=7, **{**QUICK, "scale_in_seconds": price})
+        return p.decide(**H([row(i, 4, 1.0, 1.0) for i in range(1, 5)], m))
+
+    free, dear = decide(0.0), decide(60.0)
+    assert free.executors is not None and free.executors < 4, free.reason
+    assert dear.executors is None and "no plan fits" in dear.reason and "keep 4" in dear.reason, dear.reason
+
+
 def test_efficiency_releases_an_executor_gaining_a_small_share_of_its_ideal():
     """1 + 0.45/e seconds: the third of 3 executors gains 6.5 % (above a 5 % threshold, an
     eighth of its ideal 50 %), the second 18 % (of an ideal 100 %). Within a 20 % bound, 2

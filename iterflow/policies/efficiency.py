@@ -106,6 +106,14 @@ class EfficiencyPolicy(AdaptivePolicy):
             price = float(prices[0])
             plan, t, c = cheapest_plan(S, E, fc.weights, goal - price)
             n = int(E[plan[0]])
+            if n < cur and t > goal - price:
+                # no plan fits with the release paid: cheapest_plan fell back to the fastest, which
+                # starts lower where a smaller size reads faster (4 slots slower a task than 3 on
+                # the emulated cluster) -- stop46w20 released 4 -> 3 so at barrier 7 (10.2 s + a
+                # 7.5 s price against 4.6 s allowed) and 3 -> 2 later: +27 % for 0 % saved
+                return Want(cur, f"{head}; no plan fits within {1 + self.slowdown_bound * (1 - self.band):.2f}x "
+                                 f"with a release paid ({price:.1f}s, {how}): the fastest, {n}..{int(E[plan[-1]])}, "
+                                 f"takes {t:.1f}s of {max(goal - price, 0.0):.1f}s left; keep {cur}")
         if n < cur:
             return Want(n, f"{head}; within {1 + self.slowdown_bound * (1 - self.band):.2f}x, its release priced "
                            f"{price:.1f}s ({how}): plan {n}..{int(E[plan[-1]])}, {t:.1f}s for {c:.0f} "
