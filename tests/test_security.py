@@ -119,9 +119,11 @@ def _mode(path: Path) -> int:
 
 
 def _assert_private_tree(top: Path) -> None:
-    """Every file under ``top`` is 0600 or stricter, every directory 0700 or stricter."""
+    """No file under ``top`` is readable or writable by group or others (0600, or 0711: Spark
+    marks every file an executor fetches -- a jar ``SparkContext.addJar`` shipped -- ``a+x``,
+    which without read lets no one else at its bytes); every directory 0700 or stricter."""
     loose = [f"{p} {_mode(p):o}" for p in [top, *top.rglob("*")]
-             if not p.is_symlink() and _mode(p) & 0o077]
+             if not p.is_symlink() and _mode(p) & (0o077 if p.is_dir() else 0o066)]
     assert not loose, f"readable by others: {loose[:10]}"
 
 
