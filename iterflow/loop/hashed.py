@@ -67,12 +67,19 @@ def hashed_into(df: DataFrame, keys: tuple[str, ...]) -> int | None:
     """The partition count ``df``'s plan reports it hash-partitioned by exactly ``keys`` into
     (Spark's ``pmod(murmur3(keys, 42), m)``), else ``None``."""
     try:
-        part = df._jdf.queryExecution().executedPlan().outputPartitioning()
+        plan = df._jdf.queryExecution().executedPlan()
+        part = plan.outputPartitioning()
         if part.getClass().getSimpleName() != "HashPartitioning":
             return None
-        exprs = part.expressions()
-        names = tuple(exprs.apply(i).name() for i in range(exprs.size()))
-        return int(part.numPartitions()) if names == tuple(keys) else None
+        exprs, out = part.expressions(), plan.output()
+        ids = {out.apply(i).name(): out.apply(i).exprId() for i in range(out.size())}
+        if exprs.size() != len(keys):
+            return None
+        for i, k in enumerate(keys):  # the key columns themselves, not others of the same name
+            e = exprs.apply(i)
+            if e.name() != k or k not in ids or not e.exprId().equals(ids[k]):
+                return None
+        return int(part.numPartitions())
     except Exception:  # noqa: BLE001 - a key that is no plain column, other internals: unknown
         return None
 
