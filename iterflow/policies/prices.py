@@ -94,8 +94,8 @@ class RescalePrices:
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
         own = rows if scale_ins is None else records(scale_ins)
-        self.past_scale_ins = rescale_costs(own, "down")
         self.past_scale_in_kinds = {k: rescale_costs(own, "down", narrow=k) for k in (True, False)}
+        self.past_scale_ins = self.past_scale_in_kinds[True] + self.past_scale_in_kinds[False]  # every release
         self.past_delays = registration_delays(rows)
         self.start_excess = start_excess(rows)
         return len(self.past_rescales)
@@ -146,15 +146,14 @@ class RescalePrices:
         """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`
         of its kind, narrow or shuffled; the prior: the median superstep of this run so far, times
         ``current / e``). ``how``: of the first size's price."""
-        E = np.asarray(executors, float)
+        E = np.asarray(executors, float).ravel()
+        kinds = [narrow_release(current, int(e)) if e < current else None for e in E]
+        priced = {kind: self.scale_in_cost(history, narrow=kind) for kind in dict.fromkeys(kinds or [None])}
         walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
         superstep = float(np.median(walls)) if walls else 0.0
-        out, hows = np.empty(E.shape, float), []
-        for k, e in enumerate(E.ravel()):
-            cost, how = self.scale_in_cost(history, narrow=narrow_release(current, int(e)) if e < current else None)
-            out.ravel()[k] = cost if cost is not None else superstep * current / max(float(e), 1.0)
-            hows.append(how)
-        return out, hows[0] if hows else self.scale_in_cost(history)[1]
+        out = np.array([priced[kind][0] if priced[kind][0] is not None else superstep * current / max(float(e), 1.0)
+                        for kind, e in zip(kinds, E)], float)
+        return out, priced[kinds[0] if kinds else None][1]
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
