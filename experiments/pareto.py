@@ -186,9 +186,12 @@ def main() -> int:
                     go(f"static-{e}", StaticPolicy(), e, [], sweep="before")
                     static_tables.append(runs.tables[-1])
                 # every policy prices its rescales from the cluster's calibration, as `iterflow run` does
-                go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), W, static_tables,
+                follow = args.partitions is None  # each warmed at its planned start, as the static runs at theirs
+                e = planned_start(EfficiencyPolicy(max_executors=W, start_executors=W), static_tables, follow, priced)
+                go("efficiency", EfficiencyPolicy(max_executors=W, start_executors=W), e, static_tables,
                    cluster_past=priced)
-                f = fastest_start(static_tables, W, args.partitions is None)  # warmed at its planned start, as the static runs at theirs
+                f = planned_start(FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1), static_tables,
+                                  follow, priced)
                 go("fastest", FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=f), f, static_tables,
                    cluster_past=priced)
                 mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
@@ -221,16 +224,20 @@ def main() -> int:
     return 0
 
 
-def fastest_start(tables: list[pd.DataFrame], W: int, follow: bool) -> int:
-    """Where ``fastest`` plans to start from the static runs (what the driver asks it before the
-    input is loaded, :meth:`IterationDriver.planned_start`), so that the run is warmed at that
-    size as each static run is at its own: a planned start is no scale-out. ``follow``: the runs'
-    partition count follows their cores (the driver's model then re-cuts stages, so must this one)."""
+def planned_start(policy: Any, tables: list[pd.DataFrame], follow: bool, cluster_past: Any = ()) -> int:
+    """Where ``policy`` (``fastest``, ``efficiency``) plans to start from the static runs (what
+    the driver asks it before the input is loaded, :meth:`IterationDriver.planned_start`), so
+    that the run is warmed at that size as each static run is at its own: a planned start is no
+    scale-out. ``follow``: the runs' partition count follows their cores (the driver's model
+    then re-cuts stages, so must this one); ``cluster_past``: the calibration's records, which
+    price a scale-out as the driver's warm start has them do."""
     past = records(pd.concat(tables, ignore_index=True))
     model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=follow)), past)  # as the driver's warm start
-    want = FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1).plan_start(past, model)
-    print(f"  fastest: {want.reason if want else 'starts at its baseline, 1 executor'}", flush=True)
-    return want.executors if want else 1
+    policy.learn_rescales([*records(cluster_past), *past], scale_ins=past)
+    want = policy.plan_start(past, model)
+    start = want.executors if want else policy.start_executors
+    print(f"  {policy.name}: {want.reason if want else f'starts as configured, {start} executor(s)'}", flush=True)
+    return start
 
 
 def target_start(W: int, slow: Any, follow: bool) -> int:

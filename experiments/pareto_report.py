@@ -132,6 +132,10 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     out.append(f"    efficiency within +10% of static-{W}: "
                + (f"{saved:+.0%} executor-s saved [{c.path}]" if c else "none")
                + (unpaid.format(0.35) if job == "wcc" and saved < 0.35 else ""))
+    f0, c0 = bounds.fastest(sizes, T, 1.2 * t1, **priced), bounds.cheapest(sizes, T, 1.1 * tmax, **priced)
+    out.append("    the same from the best start (what a start planned from earlier runs can reach): fastest "
+               + (f"{1 - f0.seconds / t1:+.0%} shorter [{f0.path}]" if f0 else "none") + "; efficiency "
+               + (f"{1 - c0.executor_seconds / (W * tmax):+.0%} executor-s saved [{c0.path}]" if c0 else "none"))
     return out + _target_bound(d, sizes, T, dict(start=start.get("target", W), **priced))
 
 

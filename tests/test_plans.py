@@ -50,3 +50,85 @@ def test_the_fastest_plan_within_a_budget_tries_one_size_too():
     S, w = flat()
     k, t, c = fastest_plan(S, E, w, 88_000.0)
     assert c <= 88_000.0 * (1 + 1e-9) and set(E[k]) == {10}
+
+
+# -- rescales priced --------------------------------------------------------------------------
+
+def releases(n: int, up: float, down: float) -> np.ndarray:
+    """``prices[p, r]``: ``up`` seconds to a larger size, ``down`` to a smaller one, 0 to stay."""
+    i = np.arange(n)
+    return np.where(i[None, :] > i[:, None], up, np.where(i[None, :] < i[:, None], down, 0.0))
+
+
+def test_free_rescales_plan_as_the_unpriced_family():
+    """Prices all zero and no start: the priced search finds plans as good as the unpriced one's."""
+    rng = np.random.default_rng(7)
+    Es = np.arange(1, 5)
+    for _ in range(20):
+        S = rng.uniform(0.5, 5.0, size=(4, 9))
+        w = rng.integers(1, 4, size=9).astype(float)
+        free = np.zeros((4, 4))
+        for allowed in (float(S.min(axis=0) @ w) * f for f in (1.0, 1.2, 1.5, 3.0)):
+            _, t0, c0 = cheapest_plan(S, Es, w, allowed)
+            _, t1, c1 = cheapest_plan(S, Es, w, allowed, prices=free)
+            assert c1 == pytest.approx(c0) and t1 == pytest.approx(t0)
+
+
+def test_each_multiplier_finds_the_best_priced_plan():
+    """Against every plan of 3 sizes over 4 samples: at each multiplier the dynamic program's plan
+    minimises time x (1 + lambda x executors), its prices included, from the start size."""
+    from itertools import product
+
+    from iterflow.policies.plans import _priced_family, _priced_totals
+    rng = np.random.default_rng(3)
+    Es = np.array([1.0, 2.0, 4.0])
+    S = rng.uniform(0.5, 4.0, size=(3, 4))
+    w = np.array([1.0, 2.0, 1.0, 3.0])
+    P = releases(3, 2.5, 1.5)
+    step = S * w
+    at = _priced_family(S, Es, w, P, start=2)
+    for lam in (0.0, 0.05, 0.3, 2.0):
+        def score(k: np.ndarray) -> float:
+            prev = np.concatenate([[2], k[:-1]])
+            return float((step[k, np.arange(4)] + P[prev, k]) @ (1 + lam * Es[k]))
+        brute = min(score(np.array(k)) for k in product(range(3), repeat=4))
+        k, t, c = at(lam)
+        assert score(k) == pytest.approx(brute)
+        assert (t, c) == pytest.approx(_priced_totals(k, step, Es, P, 2))
+
+
+def test_a_priced_plan_goes_straight_down_where_two_releases_cost_more():
+    """Heavy supersteps then a tail: unpriced, the cheapest plan steps 3 -> 2 -> 1 (each size
+    where it gains least); each release priced 4 s, it keeps 3 through the heavy part and
+    releases once -- and its time, prices included, is within the allowance."""
+    Es = np.array([1, 2, 3])
+    works = np.array([30.0, 30.0] + [8.0] * 4 + [0.2] * 12)
+    S = 1.0 + works[None, :] / Es[:, None] ** 0.9
+    w = np.ones(works.size)
+    allowed = 1.15 * float(S[2] @ w)
+    free, t_free, _ = cheapest_plan(S, Es, w, allowed)
+    assert len(set(Es[free])) == 3 and t_free + 2 * 4.0 > allowed  # the staircase, over once paid
+    k, t, c = cheapest_plan(S, Es, w, allowed, prices=releases(3, 6.0, 4.0), start=2)
+    sizes = Es[k]
+    assert np.count_nonzero(np.diff(sizes)) == 1 and sizes[0] == 3 and sizes[-1] == 1
+    assert t <= allowed * (1 + 1e-9) and c < 3 * float(S[2] @ w)
+
+
+def test_a_change_into_the_plan_is_paid_for_from_the_start():
+    """Started at 1 with a scale-out priced above what it saves, the fastest plan within a
+    large budget keeps 1; free, it scales out."""
+    Es = np.array([1, 2])
+    S = np.array([[2.0] * 5, [1.6] * 5])
+    w = np.ones(5)
+    free, _, _ = fastest_plan(S, Es, w, 1e6)
+    assert Es[free[0]] == 2
+    k, t, _ = fastest_plan(S, Es, w, 1e6, prices=releases(2, 3.0, 0.5), start=0)
+    assert set(Es[k]) == {1} and t == pytest.approx(10.0)
+
+
+def test_bad_prices_are_refused():
+    S, w = np.ones((2, 3)), np.ones(3)
+    with pytest.raises(ValueError, match="prices"):
+        cheapest_plan(S, np.array([1, 2]), w, 5.0, prices=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="start"):
+        cheapest_plan(S, np.array([1, 2]), w, 5.0, prices=np.zeros((2, 2)), start=4)

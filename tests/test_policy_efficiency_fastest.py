@@ -26,11 +26,12 @@ class Table(FakeModel):
 
 def fastest_on_heavy_then_tail(T: dict[float, dict[int, float]], price: float, budget: float) -> Reconfiguration:
     """``fastest`` (baseline 1) at barrier 2 of three heavy supersteps (work 2) and a tail of six
-    (work 1), run at 3 so far, a release priced ``price``."""
+    (work 1), run at 3 so far, a release priced ``price``, a scale-out free."""
     m = Table(T)
     works = [2.0] * 3 + [1.0] * 6
     hist = [row(i, 3, m.predict_seconds(3, w), w) for i, w in enumerate(works[:2], start=1)]
-    p = FastestPolicy(1, budget=budget, max_executors=3, wait_count=3, cooldown=5, warmup=0, scale_in_seconds=price)
+    p = FastestPolicy(1, budget=budget, max_executors=3, wait_count=3, cooldown=5, warmup=0, scale_in_seconds=price,
+                      rescale_seconds=0.0)  # scale-outs free: the plans may go back up in the tail
     p.repeat = works
     return p.decide(**H(hist, m))
 
@@ -111,9 +112,9 @@ def test_efficiency_plan_takes_the_release_price_out_of_the_allowance():
 
 
 def test_efficiency_releases_only_where_a_plan_fits_with_the_release_paid():
-    """3 executors read faster than 4 (slower tasks on more slots), so the fastest plan starts at
-    3. With a free release that is a release; with a release priced over what the bound leaves,
-    no plan fits and the fastest is no reason to release: kept (stop46w20: 4 -> 3 so, +27 %)."""
+    """3 executors read faster than 4 (slower tasks on more slots). With a free release that is a
+    release; with a release priced over what the bound leaves, the plans price it and none
+    releases: kept (stop46w20, its plans unpriced: 4 -> 3 so, +27 %)."""
     m = Table({1.0: {1: 2.0, 2: 1.2, 3: 0.9, 4: 1.0}})
 
     def decide(price: float) -> Reconfiguration:
@@ -122,7 +123,7 @@ def test_efficiency_releases_only_where_a_plan_fits_with_the_release_paid():
 
     free, dear = decide(0.0), decide(60.0)
     assert free.executors is not None and free.executors < 4, free.reason
-    assert dear.executors is None and "no plan fits" in dear.reason and "keep 4" in dear.reason, dear.reason
+    assert dear.executors is None and "starts at 4: keep 4" in dear.reason, dear.reason
 
 
 def test_efficiency_releases_an_executor_gaining_a_small_share_of_its_ideal():
@@ -185,7 +186,7 @@ def test_fastest_leaves_room_in_the_budget_for_the_rescale_itself():
     dear.learn_rescales([{"superstep": 3, "actuation_seconds": 400.0, "relayout_seconds": 100.0}])
     r = dear.decide(**H(hist, m))
     assert r.executors is None
-    assert "executor-seconds rescaling (~500.0s, learned from 1 rescale of earlier runs)" in r.reason
+    assert "a scale-out 500.0s (learned from 1 rescale of earlier runs)" in r.reason and "keep 4" in r.reason
 
 
 def test_fastest_scales_in_at_once_when_over_budget():
@@ -309,19 +310,22 @@ def test_efficiency_sizes_by_the_rest_of_the_run_not_the_next_superstep():
 
 
 def test_fastest_weighs_a_release_by_its_price_against_holding():
-    """The full-budget plan releases 3 -> 1 for the heavy superstep and spends what that saves on
-    the tail at 2; keeping 3 one more superstep is slower by less than a release costs (one more
-    superstep at 1 executor moving the removed executors' state: stop40w2 ran it 4.9 s where
-    static-1 ran 3.8 s). Free releases: released; priced at 1 s: kept."""
+    """The full-budget plan releases 3 -> 1 for the heavy superstep; keeping 3 one more superstep
+    and releasing after it is faster by more than a release costs (one more superstep at 1
+    executor moving the removed executors' state: stop40w2 ran it 4.9 s where static-1 ran
+    3.8 s). Within the model's error of the budget, the later release priced too: kept; where the
+    held plan's own later release takes it past that error: released now."""
     T = {2.0: {1: 3.0, 2: 2.0, 3: 1.2}, 1.0: {1: 1.0, 2: 0.55, 3: 0.5}}  # work -> size -> seconds
 
-    def decide(price: float) -> Reconfiguration:
-        return fastest_on_heavy_then_tail(T, price, budget=1.13)
+    def decide(budget: float) -> Reconfiguration:
+        return fastest_on_heavy_then_tail(T, 1.0, budget=budget)
 
-    free, priced = decide(0.0), decide(1.0)
-    assert free.executors == 1 and "over budget at 3" in free.reason
-    assert priced.executors in (None, 3) and "faster than the plan and its release (1.0s" in priced.reason
-    assert "heavier than the rest: 3.0s against 1.0s at 1" in priced.reason
+    held, tight = decide(1.16), decide(1.13)
+    assert held.executors in (None, 3) and "faster than the plan and its release (1.0s" in held.reason, held.reason
+    assert "heavier than the rest: 3.0s against 1.0s at 1" in held.reason
+    # 1.13x: 3 for the heavy superstep, then a release priced 1 s and the tail at 1: 11 executor-
+    # seconds of a budget of 10 (+0.5 the model's error) -- the release is made now
+    assert tight.executors == 1 and "over budget at 3" in tight.reason, tight.reason
 
 
 def test_fastest_does_not_hold_a_release_in_a_flat_tail():
@@ -339,16 +343,16 @@ def test_fastest_does_not_hold_a_release_in_a_flat_tail():
 
 
 def test_fastest_goes_straight_down_when_a_staircase_pays_two_releases():
-    """The full-budget plan runs the heavy superstep at 2 and the tail at 1: from 3 that is two
-    releases, each priced. Cheap releases: 3 -> 2 now (the plan); dear ones: 3 -> 1 at once, one
+    """The free plan runs the heavy superstep at 2 and the tail at 1: from 3 that is two
+    releases, each priced in the plan. Cheap releases: 3 -> 2 now; dear ones: 3 -> 1 at once, one
     release (stop46w20's ``fastest`` paid 4.9 s and 4.1 s for 3 -> 2 -> 1 on consecutive barriers)."""
     T = {2.0: {1: 3.0, 2: 1.6, 3: 1.5}, 1.0: {1: 1.0, 2: 0.75, 3: 0.5}}
 
     def decide(price: float) -> Reconfiguration:
         return fastest_on_heavy_then_tail(T, price, budget=1.25)
 
-    cheap, dear = decide(0.5), decide(2.0)
-    # plan 1.6 s + 6 x 1.0 s for 9.2 executor-seconds of ~9.75; all at 1: 9.0 s
-    assert cheap.executors == 2 and "steps down twice" not in cheap.reason, cheap.reason
-    assert dear.executors == 1 and "straight to 1" in dear.reason, dear.reason
-    assert "7.6s + releases 2.0s + 2.0s against 9.0s at 1 + one release 2.0s" in dear.reason
+    cheap, dear = decide(0.1), decide(2.0)
+    # plan 1.6 s + 6 x 1.0 s and two releases of 0.1 s: 7.8 s for 9.6 executor-seconds of ~10
+    assert cheap.executors == 2 and "plan 2..1" in cheap.reason, cheap.reason
+    assert dear.executors == 1 and "over budget at 3" in dear.reason, dear.reason
+    assert "plan 1..1 executors: 11.0s" in dear.reason  # 9.0 s at 1 and one release, 2.0 s

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from iterflow.policies.base import AdaptivePolicy, Context, Want
-from iterflow.policies.forecast import elapsed_seconds, mean_barrier
+from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
+from iterflow.policies.core import History
+from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
 from iterflow.policies.plans import cheapest_plan
 
 RULES = ("plan", "knee")
@@ -35,18 +36,24 @@ class EfficiencyPolicy(AdaptivePolicy):
     superstep 10-27 % slower -- a slowdown the run could afford there, its heavy first supersteps
     having run at the maximum (stop 40: 4-20 % saved where the static medians allow 41-54 %).
 
-    * A release plans within ``1 + slowdown_bound·(1 − band)`` (the dead band), its price
-      (:meth:`scale_in_prices`) taken out of the allowance first;
+    * Every plan prices its rescales (:meth:`transition_prices`: a scale-out's pause and cold
+      supersteps, a release's relayout by its kind) from the size now, so a plan changes size
+      only where the change pays, and a staircase (4 -> 3 -> 2) is priced twice.
+    * A release plans within ``1 + slowdown_bound·(1 − band)`` (the dead band);
       :class:`~iterflow.policies.base.AdaptivePolicy` then checks it saves more executor-seconds
-      than that price, after ``wait_count`` barriers. Sizes this run has not run are *not* padded
+      than its price, after ``wait_count`` barriers. Sizes this run has not run are *not* padded
       as ``target`` pads them (:data:`~iterflow.policies.pads.UNSEEN_ERROR`): WCC's releases to
       them ran 0.99x their prediction, and the pad, 10 % of the rest on a bound of 10 %, left
       nothing to spend -- stop41w kept 4 to superstep 22 where the model read 3 at 1.07x of 4
       (20.5 s against 19.1 s) and the session's static-3 ran 1.05x. A release that runs slower
-      than read is caught by the scale-out below.
+      than read is caught by the scale-out below. Where no plan fits the band, the fastest plan,
+      its releases paid: a release there is faster as well as cheaper than keeping (stop46w20,
+      its plans unpriced, released 4 -> 3 where the 7.5 s relayout made the run slower: +27 %).
     * Behind the bound (the rest at the current size over the full allowance) the rule scales
-      out at once (urgent) to the first size of the cheapest plan within the allowance less the
-      scale-out's price (:meth:`rescale_cost`) -- where no plan meets it, the fastest plan.
+      out at once (urgent) to the first size of the cheapest plan within the allowance -- where
+      no plan meets it, the fastest plan.
+    * A fresh run with earlier runs of its input starts where the plan of a repeat of the last
+      starts (:meth:`plan_start`).
 
     Rule ``knee``: release executors whose marginal speedup fell below ``threshold`` (and
     ``ideal_share`` of their ideal), within the bound held on the rest of the run (see
@@ -88,37 +95,56 @@ class EfficiencyPolicy(AdaptivePolicy):
                 f"{1 + self.slowdown_bound:.2f}x = {(1 + self.slowdown_bound) * whole:.1f}s); elapsed {elapsed:.1f}s, "
                 f"the ~{fc.remaining} supersteps left {rest:.1f}s at {cur} executors, "
                 f"{'/'.join(f'{x:.1f}' for x in R)}s at {E[0]}..{E[-1]} ({fc.how}; {pred.note})")
+        P, how = self.transition_prices(ctx.history, E)
         if rest > allowed(self.slowdown_bound):
-            up, how = self.rescale_cost(ctx.history)
-            plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound) - up)
+            plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound), prices=P, start=k)
             n = int(E[plan[0]])
             if n > cur:
                 return Want(n, f"{head}: behind the bound; plan {n}..{int(E[plan[-1]])}: {t:.1f}s for {c:.0f} "
-                               f"executor-seconds (a rescale priced {up:.1f}s, {how})", urgent=True)
+                               f"executor-seconds, its rescales priced ({how})", urgent=True)
             return Want(cur, f"{head}: behind the bound, and no plan starting above {cur} catches up "
-                             f"(a rescale priced {up:.1f}s, {how}); keep {cur}")
+                             f"(rescales priced: {how}); keep {cur}")
         goal = allowed(self.slowdown_bound * (1 - self.band))
-        plan, t, c = cheapest_plan(S, E, fc.weights, goal)
+        plan, t, c = cheapest_plan(S, E, fc.weights, goal, prices=P, start=k)
         n = int(E[plan[0]])
-        price = 0.0
         if n < cur:
-            prices, how = self.scale_in_prices(ctx.history, [n], cur)
-            price = float(prices[0])
-            plan, t, c = cheapest_plan(S, E, fc.weights, goal - price)
-            n = int(E[plan[0]])
-            if n < cur and t > goal - price:
-                # no plan fits with the release paid: cheapest_plan fell back to the fastest, which
-                # starts lower where a smaller size reads faster (4 slots slower a task than 3 on
-                # the emulated cluster) -- stop46w20 released 4 -> 3 so at barrier 7 (10.2 s + a
-                # 7.5 s price against 4.6 s allowed) and 3 -> 2 later: +27 % for 0 % saved
-                return Want(cur, f"{head}; no plan fits within {1 + self.slowdown_bound * (1 - self.band):.2f}x "
-                                 f"with a release paid ({price:.1f}s, {how}): the fastest, {n}..{int(E[plan[-1]])}, "
-                                 f"takes {t:.1f}s of {max(goal - price, 0.0):.1f}s left; keep {cur}")
-        if n < cur:
-            return Want(n, f"{head}; within {1 + self.slowdown_bound * (1 - self.band):.2f}x, its release priced "
-                           f"{price:.1f}s ({how}): plan {n}..{int(E[plan[-1]])}, {t:.1f}s for {c:.0f} "
-                           f"executor-seconds (now {cur * rest:.0f}); release to {n}")
-        return Want(cur, f"{head}; the cheapest plan within the bound starts at {n}: keep {cur}")
+            fits = f"within {1 + self.slowdown_bound * (1 - self.band):.2f}x" if t <= goal else "the fastest plan"
+            return Want(n, f"{head}; {fits}, its rescales priced ({how}): plan {n}..{int(E[plan[-1]])}, "
+                           f"{t:.1f}s for {c:.0f} executor-seconds (now {cur * rest:.0f}); release to {n}")
+        return Want(cur, f"{head}; the cheapest plan within the bound, its rescales priced ({how}), starts at {n}: "
+                         f"keep {cur}")
+
+    def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Want | None:
+        """The size to start at, from earlier runs of the input: with the model fitted on them,
+        the run planned as a repeat of the last one (its work per superstep), the cheapest plan
+        within the dead band of the bound from a free start, rescales priced
+        (:meth:`transition_prices`); ``None`` (as configured) without a fitted model or where no
+        plan fits. Why: started at the maximum, every release pays a relayout (~3-7 s on WCC
+        R-MAT 20 on the emulated cluster, a quarter of the run), so stop 46's runs could afford
+        none in the heavy phase -- where static 2 ran within 1.07x of static 4 for half its
+        executor-seconds (pareto_stop46w20b); the priced bound from the maximum saved 0 %."""
+        super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
+        pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat and model is not None else None
+        if self.rule != "plan" or pred is None or not pred.fitted:  # rule knee: as recorded with it
+            return None
+        works = self._repeat_works(max_iterations, extend=True)
+        E = np.arange(self.min_executors, self.max_executors + 1)
+        S = pred.seconds(E, works)
+        weights = np.ones(works.size)
+        run = last_run(past)
+        bars = mean_barrier(run) * works.size
+        whole = float(S[-1] @ weights) + bars
+        bound = 1 + self.slowdown_bound * (1 - self.band)
+        P, how = self.transition_prices(run, E)  # a release the last run did not price: one of its supersteps
+        plan, t, c = cheapest_plan(S, E, weights, bound * whole - bars, prices=P)
+        n = int(E[plan[0]])
+        if t > bound * whole - bars or n == self.start_executors:
+            return None
+        return Want(n, f"start at {n} executors, not {self.start_executors}: planned as a repeat of the last run "
+                       f"({works.size} supersteps, {pred.note}), the cheapest plan within {bound:.2f}x of "
+                       f"{whole:.1f}s at {self.max_executors}, rescales priced ({how}): plan {n}..{int(E[plan[-1]])}, "
+                       f"{t + bars:.1f}s for {c:.0f} executor-seconds (at {self.max_executors}: "
+                       f"{self.max_executors * whole:.0f})")
 
     def _knee(self, ctx: Context) -> Want:
         """Rule ``knee``: release executors whose marginal speedup fell below ``threshold``, within a

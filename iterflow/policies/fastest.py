@@ -16,6 +16,7 @@ import numpy as np
 from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
+from iterflow.policies.forecast import last_run
 from iterflow.policies.plans import fastest_plan
 
 
@@ -53,6 +54,10 @@ class FastestPolicy(AdaptivePolicy):
     Σ t(e_k, w_k) subject to Σ e_k·t(e_k, w_k) <= budget by a Lagrange multiplier (each
     superstep takes argmin t·(1 + λ·e), λ bisected), which puts more executors where the work is
     large -- "more resources for a shorter time" -- and reduces to one count when work is flat.
+    Each plan prices its rescales from the size now
+    (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`, held at the new size):
+    a scale-out is planned only where it pays its pause and cold supersteps out of the budget,
+    and a staircase of releases (3 -> 2 -> 1) only where it beats one release (3 -> 1).
     Dead band: scale out only to what a plan within ``c + (budget − c) / (1 + margin)`` starts
     with, ``c`` the cheapest plan's cost (the margin is taken from the part of the budget a
     choice can spend, not from the work every plan pays for); scale
@@ -87,78 +92,48 @@ class FastestPolicy(AdaptivePolicy):
         would = base * pred.ran_at(ctx.history, base)
         budget = self.budget * (base * t_base + would) - spent
 
-        k_full, t_full, c_full = fastest_plan(S, E, fc.weights, budget)
-        k_up, _, c_up = fastest_plan(S, E, fc.weights, self._within_margin(S, E, fc.weights, budget))
+        at = np.flatnonzero(E == ctx.current)
+        start = int(at[0]) if at.size else None
+        P, how = self.transition_prices(ctx.history, E)
+        k_full, t_full, c_full = fastest_plan(S, E, fc.weights, budget, prices=P, start=start)
+        k_up, _, c_up = fastest_plan(S, E, fc.weights, self._within_margin(S, E, fc.weights, budget),
+                                     prices=P, start=start)
         first_full, first_up = int(E[k_full[0]]), int(E[k_up[0]])
         share = f"{self.budget:g}x " if self.budget != 1 else ""
         head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps ({share}baseline {base}: "
                 f"{t_base:.1f}s x {base}; {self.budget * would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
                 f"plan {first_full}..{int(E[k_full[-1]])} executors: {t_full:.1f}s for {c_full:.0f} "
-                f"executor-seconds")
-        if first_up > ctx.current:
-            # the rescale itself is spent at the new size: the plan must leave room for it
-            pause, how = self.rescale_cost(ctx.history)
-            if c_up + pause * first_up > budget:
-                return Want(ctx.current, f"{head}; a scale-out to {first_up} would also spend ~{pause * first_up:.0f} "
-                                         f"executor-seconds rescaling (~{pause:.1f}s, {how}), more than the "
-                                         f"{max(budget - c_up, 0.0):.0f} the plan leaves: keep {ctx.current}")
+                f"executor-seconds, its rescales priced ({how})")
+        if first_up > ctx.current:  # the plan paid for the scale-out, at the new size
             return Want(first_up, head)
         if first_full < ctx.current:
-            held = self._held(S, E, fc.weights, budget, ctx.current)
+            held = self._held(S, E, fc.weights, budget, ctx.current, P)
             slack = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST) * max(budget, 0.0)
-            prices, how = self.scale_in_prices(ctx.history, [first_full], ctx.current)
-            price = float(prices[0])  # the release's; holding pays none
-            at = int(k_full[0])
-            rest = float(S[at, 1:] @ fc.weights[1:]) / max(float(fc.weights[1:].sum()), 1.0) if S.shape[1] > 1 else 0.0
-            heavy = S.shape[1] > 1 and S[at, 0] >= HEAVY * rest
-            if heavy and held is not None and held[0] < t_full + price and held[1] <= budget + slack:
+            price = float(P[start, k_full[0]]) if start is not None else 0.0  # the release's; holding pays none
+            k = int(k_full[0])
+            rest = float(S[k, 1:] @ fc.weights[1:]) / max(float(fc.weights[1:].sum()), 1.0) if S.shape[1] > 1 else 0.0
+            heavy = S.shape[1] > 1 and S[k, 0] >= HEAVY * rest
+            if heavy and held is not None and held[0] < t_full and held[1] <= budget + slack:
                 return Want(ctx.current, f"{head}; {ctx.current} for the next superstep (heavier than the rest: "
-                                         f"{S[at, 0]:.1f}s against {rest:.1f}s at {first_full}) and the rest planned within "
+                                         f"{S[k, 0]:.1f}s against {rest:.1f}s at {first_full}) and the rest planned within "
                                          f"what is left: {held[0]:.1f}s for {held[1]:.0f} executor-seconds, faster "
-                                         f"than the plan and its release ({price:.1f}s, {how}) and within "
+                                         f"than the plan and its release ({price:.1f}s) and within "
                                          f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
-            straight = self._straight_down(ctx, S, E, fc.weights, budget, k_full, t_full, price)
-            if straight is not None:
-                return Want(straight[0], f"{head}; over budget at {ctx.current}; {straight[1]}", urgent=True)
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
 
-    def _straight_down(self, ctx: Context, S: np.ndarray, E: np.ndarray, weights: np.ndarray, budget: float,
-                       plan: np.ndarray, t_plan: float, price: float) -> tuple[int, str] | None:
-        """``(size, why)`` where a plan stepping down twice (3 -> 2 now, 2 -> 1 at a later barrier)
-        is slower, with both releases priced, than going to its last size at once and paying one;
-        else ``None``. Why: the plan prices no rescale, and every release re-builds the cached
-        blocks on the executors left (~3-5 s on WCC R-MAT 20, narrow or shuffled): stop46w20's
-        ``fastest`` released 3 -> 2 at barrier 5 and 2 -> 1 at 6 (4.9 s and 4.1 s), where the
-        priced bound goes 3 -> 1 once, 28 % shorter than static-1 against the run's 16 %."""
-        sizes = E[plan]
-        low, first = int(sizes[-1]), int(sizes[0])
-        if low >= first or np.any(np.diff(sizes) > 0):
-            return None
-        row = int(np.flatnonzero(E == low)[0])
-        t_low = float(S[row] @ weights)
-        if low * t_low > budget:
-            return None
-        direct = float(self.scale_in_prices(ctx.history, [low], ctx.current)[0][0])
-        then = float(self.scale_in_prices(ctx.history, [low], first)[0][0])
-        if t_low + direct >= t_plan + price + then:
-            return None
-        return low, (f"the plan steps down twice ({ctx.current} -> {first} -> {low}): {t_plan:.1f}s + releases "
-                     f"{price:.1f}s + {then:.1f}s against {t_low:.1f}s at {low} + one release {direct:.1f}s: "
-                     f"straight to {low}")
-
     @staticmethod
     def _held(S: np.ndarray, E: np.ndarray, weights: np.ndarray, budget: float,
-              current: int) -> tuple[float, float] | None:
+              current: int, prices: np.ndarray) -> tuple[float, float] | None:
         """Time and cost of the plan that keeps ``current`` for the first sample and plans the
-        rest within what is left (``None`` where ``current`` is no candidate)."""
+        rest within what is left, its rescales priced (``None`` where ``current`` is no candidate)."""
         at = np.flatnonzero(E == current)
         if not at.size:
             return None
         t0 = float(S[at[0], 0] * weights[0])
         if S.shape[1] == 1:
             return t0, current * t0
-        _, t, c = fastest_plan(S[:, 1:], E, weights[1:], budget - current * t0)
+        _, t, c = fastest_plan(S[:, 1:], E, weights[1:], budget - current * t0, prices=prices, start=int(at[0]))
         return t0 + t, current * t0 + c
 
     def _within_margin(self, S: np.ndarray, E: np.ndarray, weights: np.ndarray, budget: float) -> float:
@@ -170,7 +145,9 @@ class FastestPolicy(AdaptivePolicy):
     def plan_start(self, past: History, model: Any, max_iterations: int | None = None) -> Want | None:
         """The size to start at, from earlier runs of the program: with the model fitted on them,
         the run is planned as a repeat of the last one (its supersteps' work, as many of them)
-        and starts where the plan within the margin starts. Why: a run that starts at the
+        and starts where the plan within the margin starts, its releases priced
+        (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`: stop46w20b's plan
+        started at 2 and released to 1 in the heavy phase, a 7 s relayout the plan never saw). Why: a run that starts at the
         baseline and scales out at a barrier pays the scale-out (fresh executors' cold
         supersteps, priced ~6 s on the emulated cluster) out of the same budget; WCC's plan
         puts its executors in the first supersteps, where the work is, and never paid for it
@@ -186,7 +163,8 @@ class FastestPolicy(AdaptivePolicy):
         S = pred.seconds(E, works)
         base = self.baseline_executors
         budget = self.budget * float(pred.seconds([base], works)[0] @ weights) * base
-        k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget))
+        P, _ = self.transition_prices(last_run(past), E)  # a release in the plan pays its relayout
+        k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget), prices=P)
         n = int(E[k[0]])
         if n == self.start_executors:
             return None

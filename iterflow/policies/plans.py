@@ -11,6 +11,13 @@ A multiplier's plans only reach the sizes on the lower convex hull of (time, exe
 on flat work with 16 executors at 16.25 s a superstep and ``1 + 10 % `` pads below it, the plans
 jump from 16 to 9, skipping the 10 that fits the allowance. So each search also tries one size
 for the whole rest and takes it where it does better (:func:`_or_constant`).
+
+Rescales may be priced (``prices[p, r]``: seconds a change from size ``p`` to size ``r`` adds,
+held at ``r``'s executors; ``start``: the size now). Then the plan at ``λ`` is a shortest path
+over (sample, size) -- :func:`_priced_family`, the policies' counterpart of the priced bound of
+:mod:`iterflow.simulate.bounds` -- and a plan changes size only where the change pays: stop 46's
+plans priced none, and ``fastest`` stepped down 3 -> 2 -> 1 (two releases at ~4-5 s each) where
+one release to 1 was faster, and ``efficiency`` priced only the first of the releases it planned.
 """
 from __future__ import annotations
 
@@ -34,6 +41,43 @@ def _family(S: np.ndarray, E: np.ndarray, weights: np.ndarray) -> Callable[[floa
     return at
 
 
+def _priced_family(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np.ndarray,
+                   start: int | None) -> Callable[[float], Plan]:
+    """As :func:`_family`, each change of size priced by ``prices[p, r]`` (seconds, held at
+    ``E[r]``), the first sample entered from row ``start`` (free where ``None``): at each ``λ``
+    the plan minimising ``Σ (t + price)·(1 + λ·e)``, by dynamic programming over the samples."""
+    n, m = S.shape
+    step = S * weights[None, :]  # (sizes, samples): a sample's seconds at each size
+
+    def at(lam: float) -> Plan:
+        scale = 1 + lam * E  # (sizes,)
+        move = prices * scale[None, :]  # (prev, next)
+        if start is None:
+            best = step[:, 0] * scale
+        else:
+            best = move[start] + step[:, 0] * scale
+        back = np.zeros((m, n), dtype=np.int64)
+        for j in range(1, m):
+            through = best[:, None] + move  # (prev, next)
+            back[j] = np.argmin(through, axis=0)
+            best = through[back[j], np.arange(n)] + step[:, j] * scale
+        k = np.zeros(m, dtype=np.int64)
+        k[-1] = int(np.argmin(best))
+        for j in range(m - 1, 0, -1):
+            k[j - 1] = back[j, k[j]]
+        return (k,) + _priced_totals(k, step, E, prices, start)
+    return at
+
+
+def _priced_totals(k: np.ndarray, step: np.ndarray, E: np.ndarray, prices: np.ndarray,
+                   start: int | None) -> tuple[float, float]:
+    """Time and executor-seconds of plan ``k``, its rescales' prices included."""
+    t = step[k, np.arange(k.size)].copy()
+    prev = np.concatenate([[k[0] if start is None else start], k[:-1]])
+    t += prices[prev, k]
+    return float(t.sum()), float((E[k] * t).sum())
+
+
 def _bisect(at: Callable[[float], Plan], ok: Callable[[Plan], bool], lo_ok: bool) -> Plan:
     """The plan at the ``λ`` where ``ok`` changes: cost falls and time grows with ``λ``, so
     ``ok`` holds on one side -- below it (``lo_ok``: a time allowance) or above (a budget)."""
@@ -49,10 +93,12 @@ def _bisect(at: Callable[[float], Plan], ok: Callable[[Plan], bool], lo_ok: bool
     return at(lo if lo_ok else hi)
 
 
-def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, limit: float, by: int) -> Plan:
+def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, limit: float, by: int,
+                 entry: np.ndarray | None = None) -> Plan:
     """``plan``, or one size kept for the whole rest where it does better by ``plan[by]`` (1: time,
-    2: executor-seconds) within ``limit`` on the other of the two."""
-    T = S @ weights
+    2: executor-seconds) within ``limit`` on the other of the two; ``entry``: each size's price
+    of changing to it now."""
+    T = S @ weights + (0.0 if entry is None else entry)
     measure = (T, E * T)
     ok = np.flatnonzero(measure[2 - by] <= limit)
     score = measure[by - 1]
@@ -62,21 +108,40 @@ def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, 
     return np.full(S.shape[1], i), float(T[i]), float(E[i] * T[i])
 
 
-def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float) -> Plan:
-    """The fastest plan costing <= ``b`` executor-seconds (the cheapest where none does)."""
-    at = _family(S, E, weights)
+def _plans(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np.ndarray | None,
+           start: int | None) -> tuple[Callable[[float], Plan], np.ndarray | None]:
+    """The family of plans (priced where ``prices`` is given) and each size's entry price."""
+    if prices is None:
+        return _family(S, E, weights), None
+    prices = np.asarray(prices, float)
+    if prices.shape != (len(E), len(E)) or np.any(prices < 0) or not np.all(np.isfinite(prices)):
+        raise ValueError(f"prices must be a finite, non-negative {len(E)}x{len(E)} matrix (got shape {prices.shape})")
+    if start is not None and not 0 <= start < len(E):
+        raise ValueError(f"start must index one of the {len(E)} sizes (got {start})")
+    entry = None if start is None else prices[start]
+    return _priced_family(S, E, np.asarray(weights, float), prices, start), entry
+
+
+def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float, *,
+                 prices: np.ndarray | None = None, start: int | None = None) -> Plan:
+    """The fastest plan costing <= ``b`` executor-seconds (the cheapest where none does);
+    ``prices``/``start``: rescales priced (module docstring)."""
+    at, entry = _plans(S, E, weights, prices, start)
     b = b * (1 + 1e-9)  # the baseline's own plan costs exactly its budget
     best = at(0.0)
     if best[2] <= b:
         return best
-    return _or_constant(_bisect(at, lambda p: p[2] <= b, lo_ok=False), S, E, weights, b, by=1)
+    return _or_constant(_bisect(at, lambda p: p[2] <= b, lo_ok=False), S, E, weights, b, by=1, entry=entry)
 
 
-def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: float) -> Plan:
-    """The cheapest plan taking <= ``allowed`` seconds (the fastest, ``λ = 0``, where none does)."""
-    at = _family(S, E, weights)
+def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: float, *,
+                  prices: np.ndarray | None = None, start: int | None = None) -> Plan:
+    """The cheapest plan taking <= ``allowed`` seconds (the fastest, ``λ = 0``, where none does);
+    ``prices``/``start``: rescales priced (module docstring)."""
+    at, entry = _plans(S, E, weights, prices, start)
     allowed = allowed * (1 + 1e-9)
     fastest = at(0.0)
     if fastest[1] > allowed:
         return fastest
-    return _or_constant(_bisect(at, lambda p: p[1] <= allowed, lo_ok=True), S, E, weights, allowed, by=2)
+    return _or_constant(_bisect(at, lambda p: p[1] <= allowed, lo_ok=True), S, E, weights, allowed, by=2,
+                        entry=entry)

@@ -155,6 +155,28 @@ class RescalePrices:
                         for kind, e in zip(kinds, E)], float)
         return out, priced[kinds[0] if kinds else None][1]
 
+    def transition_prices(self, history: History, executors: Any) -> tuple[np.ndarray, str]:
+        """``prices[p, r]``: the seconds a change from ``executors[p]`` to ``executors[r]`` adds
+        to a plan (:mod:`~iterflow.policies.plans`) -- a scale-out's :meth:`rescale_cost`, a
+        scale-in's :meth:`scale_in_cost` of its kind (the prior: the median superstep so far
+        times ``p / r``). ``how``: where the two prices came from. Each kind is priced once."""
+        E = np.asarray(executors, float).ravel()
+        up, up_how = self.rescale_cost(history)
+        kinds = {k: self.scale_in_cost(history, narrow=k) for k in (True, False)}
+        walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
+        superstep = float(np.median(walls)) if walls else 0.0
+        P = np.zeros((E.size, E.size))
+        for p, a in enumerate(E):
+            for r, b in enumerate(E):
+                if b > a:
+                    P[p, r] = up
+                elif b < a:
+                    seconds = kinds[narrow_release(int(a), int(b))][0]
+                    P[p, r] = seconds if seconds is not None else superstep * a / max(b, 1.0)
+        down = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in kinds.items()}
+        return P, (f"a scale-out {up:.1f}s ({up_how}), a scale-in {down[True]} narrow / {down[False]} "
+                   f"shuffled ({kinds[False][1]})")
+
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
         it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`:
