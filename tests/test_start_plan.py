@@ -111,6 +111,23 @@ def test_the_driver_starts_at_the_policys_planned_size_before_the_input_is_loade
     assert bound == 2 and len(policy.learned) == 1  # this run's bound; the warm start ran once, before the plan
 
 
+def test_a_run_a_tolerance_may_end_is_planned_without_its_bound_as_length():
+    """Under a tolerance the bound (WCC's 1000) is no length: the plan is asked with none, and
+    repeats the earlier run as it ran (stop 47: extended to 1000 supersteps of its tail, the
+    efficiency plan started WCC at 1 executor and scaled out to 3 at the first barrier)."""
+    policy = ScriptedPolicy(start=Want(2, "start at 2"))
+    engine = FakeEngine(1)
+    driver = IterationDriver(None, policy, engine=engine, stats=FakeStats(engine), actuator=FakeActuator(engine),
+                             model=FakeModel(), partitions=4, start_executors=1, past=past_run([100.0] * 4))
+    driver.run(Doubling(max_iterations=1000, tol=0.4))
+    assert policy.planned_from[2] is None
+    from iterflow.app.runner import _known_length
+    from types import SimpleNamespace as Spec
+    assert _known_length(Spec(algorithm="wcc", tol=None, iterations=50)) is None
+    assert _known_length(Spec(algorithm="pagerank", tol=1e-3, iterations=50)) is None
+    assert _known_length(Spec(algorithm="pagerank", tol=None, iterations=50)) == 50
+
+
 def test_a_caller_that_sizes_first_plans_from_the_runs_like_this_one_and_warm_starts_once():
     """``iterflow run``'s path: planned_start(like) before the input is loaded, then run() with
     no start size -- the model is fed once, the plan sees only the runs given as ``like``."""

@@ -90,6 +90,13 @@ def build_program(spec: JobSpec, spark: Any, partitions: int):
                                      tol=0 if spec.tol is None else spec.tol)
 
 
+def _known_length(spec: Any) -> int | None:
+    """The run's superstep count where no tolerance can end it sooner (what a start plan may
+    extend a repeat of an earlier run to): WCC always converges; PageRank and k-means run
+    ``--iterations`` where no ``--tol`` is given."""
+    return None if spec.algorithm == "wcc" or spec.tol is not None else spec.iterations
+
+
 def _points_format(path: str) -> str:
     return "parquet" if path.endswith(".parquet") or Path(path).is_dir() else "csv"
 
@@ -305,7 +312,7 @@ def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | Non
                                      on_checkpoint=store.save)
             planned = None
             if spec.policy != "dynamic-allocation" and not resume:  # a fresh run: from earlier ones of the input, or the cluster's calibration
-                planned = driver.planned_start(like, max_iterations=spec.iterations)
+                planned = driver.planned_start(like, max_iterations=_known_length(spec))
             start = planned or (spec.executors if spec.policy != "dynamic-allocation" else None)
             if start:  # before the input is loaded and cached: its blocks land where they stay
                 from iterflow.actuate.executors import ExecutorActuator

@@ -254,7 +254,10 @@ class IterationDriver:
         learns their steady supersteps, the policy their rescales), the first executors -- where
         the policy plans its start from those runs, its size -- and the cluster's executor start
         latency as measured so far."""
-        planned = self.planned_start(max_iterations=plan.max_iterations) if self.start_executors and fresh else None
+        # the bound is this run's length only where no tolerance ends it sooner: a repeat of a
+        # converged WCC run extended to its bound of 1000 supersteps planned a start at 1 (stop 47)
+        known = plan.max_iterations if plan.tol is None else None
+        planned = self.planned_start(max_iterations=known) if self.start_executors and fresh else None
         start = planned or self.start_executors
         if start and self.actuator is not None:
             act = self.actuator.set_executors(start)
@@ -270,7 +273,8 @@ class IterationDriver:
     def planned_start(self, like: Sequence[Any] | None = None, max_iterations: int | None = None) -> int | None:
         """The executors the policy plans a fresh run to start at (after the warm start), or
         ``None``: as configured. ``like``: the earlier runs this one repeats (the same input;
-        default every run in ``past``); ``max_iterations``: this run's bound. A caller that sizes
+        default every run in ``past``); ``max_iterations``: this run's length where known (no
+        tolerance may end it sooner; a plan extends the repeat up to it). A caller that sizes
         the executors itself before the input is loaded (``iterflow run``) asks here first; the
         reason is kept in ``start_reason``."""
         self._warm_start()

@@ -245,7 +245,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     # as the driver: from earlier runs, or the cluster's calibration (asked in any case: the
     # policy also takes the repeated run's work for its forecast there)
     plan = plan or plan_of(run)
-    planned = policy.plan_start(past, model, plan.max_iterations)
+    planned = policy.plan_start(past, model, plan.max_iterations if plan.tol is None else None)  # as the driver
     executors = planned.executors if planned is not None and planned_start else executors
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1) if not follow else 0  # 0: the count follows the cores
