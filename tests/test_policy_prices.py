@@ -111,9 +111,10 @@ def test_a_release_in_a_vanishing_tail_still_pays_the_state_re_read():
     assert r.executors is None, r.reason
 
 
-def test_a_release_is_priced_from_the_programs_own_runs_not_the_clusters():
-    """A scale-in's price is the program's cached data re-read: another program's (the
-    calibration job's 0.4 s) does not price this one's releases; a scale-out's does."""
+def test_a_release_is_priced_from_the_programs_own_runs_before_the_clusters():
+    """A scale-in's price is the program's cached state re-laid out: the program's own releases
+    price it; with none of its own, another program's on the cluster (the calibration job's)
+    do, before the prior of one superstep (stop47w20: WCC's release priced so ran ~4x it)."""
     other = pd.DataFrame([{"superstep": 4, "actuation_seconds": 5.0, "relayout_seconds": 0.0, "decision": "up"},
                           {"superstep": 8, "actuation_seconds": 0.4, "relayout_seconds": 0.0, "decision": "down"}])
     own = pd.DataFrame([{"superstep": 6, "actuation_seconds": 0.3, "relayout_seconds": 0.0, "decision": "down"},
@@ -121,8 +122,9 @@ def test_a_release_is_priced_from_the_programs_own_runs_not_the_clusters():
                          "cold_seconds": 2.5}])
     p = TargetPolicy(100.0, max_executors=4)
     assert p.learn_rescales(other, scale_ins=[]) == 1
-    assert p.scale_in_cost([]) == (None, "prior: one superstep as this run's ran, at the new size")
+    assert p.scale_in_cost([]) == (pytest.approx(0.4), "learned from 1 scale-in of other programs on this cluster")
     assert p.rescale_cost([])[0] == 5.0
+    assert TargetPolicy(100.0, max_executors=4).scale_in_cost([])[0] is None  # nothing learned: the prior
     p.learn_rescales(pd.concat([other, own]), scale_ins=own)
     assert p.scale_in_cost([])[0] == pytest.approx(2.8)  # the release's pause and its cold superstep
     p.learn_rescales(other)  # no split given: every record prices both, as before

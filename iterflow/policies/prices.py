@@ -34,6 +34,7 @@ class RescalePrices:
     past_rescales: list[float]
     past_scale_ins: list[float]
     past_scale_in_kinds: dict[bool, list[float]]
+    cluster_scale_ins: list[float]
     past_delays: list[float]
     start_delays: list[float]
     start_excess: list[float]
@@ -90,12 +91,15 @@ class RescalePrices:
         PageRank's 4 -> 2 1.2-1.8 s and WCC's 1.8-2.3 s; priced at the calibration's, ``target``
         released early and met 8 and 6 of 10 targets (9 and 8 priced at one superstep).
         Decommissioned, PageRank's 4 -> 2 costs 0.3-0.5 s (stop 28); a program's records from
-        before keep its price high until its own decommissioned releases outnumber them."""
+        before keep its price high until its own decommissioned releases outnumber them. Every
+        row's releases are kept too (``cluster_scale_ins``): the price of a program with none
+        of its own, before the prior (:meth:`scale_in_cost`)."""
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
         own = rows if scale_ins is None else records(scale_ins)
         self.past_scale_in_kinds = {k: rescale_costs(own, "down", narrow=k) for k in (True, False)}
         self.past_scale_ins = self.past_scale_in_kinds[True] + self.past_scale_in_kinds[False]  # every release
+        self.cluster_scale_ins = rescale_costs(rows, "down")  # any program's: the price before the prior
         self.past_delays = registration_delays(rows)
         self.start_excess = start_excess(rows)
         return len(self.past_rescales)
@@ -127,7 +131,14 @@ class RescalePrices:
         instead of shuffling the state (stop 46: WCC R-MAT 20's 4 -> 2 relayout, see
         ``experiments/scale_in_relayout.py``). Priced by the releases of its own kind; a narrow
         one with none measured by any release (a shuffled one costs more: an upper bound); a
-        shuffled one with only narrow ones measured by the prior (they would under-price it)."""
+        shuffled one with only narrow ones measured by the prior (they would under-price it).
+
+        With none of the program's own measured, the releases of other programs' runs on this
+        cluster (:meth:`learn_rescales`' rows: its calibration job's) price it before the prior:
+        a release's relayout re-builds the cached state whatever its size -- the calibration job's
+        (6.4 MB) cost 3.2-5.3 s, WCC R-MAT 20's (31-59 MB) 3-7 s on the emulated cluster, where one
+        superstep (the prior) read 0.8-1.3 s: stop47w20's plans, priced so, released where the
+        release could not pay."""
         seen = rescale_costs(history, "down") or self.past_scale_ins
         if narrow is not None and seen:
             same = rescale_costs(history, "down", narrow=narrow) or self.past_scale_in_kinds.get(narrow, [])
@@ -138,6 +149,10 @@ class RescalePrices:
                 seen = []
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
+        if self.cluster_scale_ins:
+            n = len(self.cluster_scale_ins)
+            return (float(np.median(self.cluster_scale_ins)),
+                    f"learned from {n} scale-in{'s' if n > 1 else ''} of other programs on this cluster")
         if self.scale_in_seconds is not None:
             return self.scale_in_seconds, "prior"
         return None, "prior: one superstep as this run's ran, at the new size"
