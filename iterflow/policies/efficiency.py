@@ -118,8 +118,8 @@ class EfficiencyPolicy(AdaptivePolicy):
         """The size to start at, from earlier runs of the input: with the model fitted on them,
         the run planned as a repeat of the last one (its work per superstep), the cheapest plan
         within the dead band of the bound from a free start, rescales priced
-        (:meth:`transition_prices`); ``None`` (as configured) without a fitted model or where no
-        plan fits. Why: started at the maximum, every release pays a relayout (~3-7 s on WCC
+        (:meth:`transition_prices`); ``None`` (as configured) without a fitted model, where no
+        plan fits, or with rule ``knee``. Why: started at the maximum, every release pays a relayout (~3-7 s on WCC
         R-MAT 20 on the emulated cluster, a quarter of the run), so stop 46's runs could afford
         none in the heavy phase -- where static 2 ran within 1.07x of static 4 for half its
         executor-seconds (pareto_stop46w20b); the priced bound from the maximum saved 0 %."""
@@ -135,7 +135,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         bars = mean_barrier(run) * works.size
         whole = float(S[-1] @ weights) + bars
         bound = 1 + self.slowdown_bound * (1 - self.band)
-        P, how = self.transition_prices(run, E)  # a release the last run did not price: one of its supersteps
+        P, how = self.transition_prices(run, E)  # the last run's releases, else the cluster's, else the prior
         plan, t, c = cheapest_plan(S, E, weights, bound * whole - bars, prices=P)
         n = int(E[plan[0]])
         if t > bound * whole - bars or n == self.start_executors:
