@@ -164,33 +164,24 @@ class RescalePrices:
         E = np.asarray(executors, float).ravel()
         kinds = [narrow_release(current, int(e)) if e < current else None for e in E]
         priced = {kind: self.scale_in_cost(history, narrow=kind) for kind in dict.fromkeys(kinds or [None])}
-        walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
-        superstep = float(np.median(walls)) if walls else 0.0
-        out = np.array([priced[kind][0] if priced[kind][0] is not None else superstep * current / max(float(e), 1.0)
-                        for kind, e in zip(kinds, E)], float)
+        out = _release_seconds(priced, kinds, _median_wall(history), float(current), E)
         return out, priced[kinds[0] if kinds else None][1]
 
     def transition_prices(self, history: History, executors: Any) -> tuple[np.ndarray, str]:
         """``prices[p, r]``: the seconds a change from ``executors[p]`` to ``executors[r]`` adds
         to a plan (:mod:`~iterflow.policies.plans`) -- a scale-out's :meth:`rescale_cost`, a
-        scale-in's :meth:`scale_in_cost` of its kind (the prior: the median superstep so far
-        times ``p / r``). ``how``: where the two prices came from. Each kind is priced once."""
+        scale-in's as :meth:`scale_in_prices` prices it. ``how``: where the two prices came
+        from. Each kind is priced once."""
         E = np.asarray(executors, float).ravel()
         up, up_how = self.rescale_cost(history)
-        kinds = {k: self.scale_in_cost(history, narrow=k) for k in (True, False)}
-        walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
-        superstep = float(np.median(walls)) if walls else 0.0
-        P = np.zeros((E.size, E.size))
-        for p, a in enumerate(E):
-            for r, b in enumerate(E):
-                if b > a:
-                    P[p, r] = up
-                elif b < a:
-                    seconds = kinds[narrow_release(int(a), int(b))][0]
-                    P[p, r] = seconds if seconds is not None else superstep * a / max(b, 1.0)
-        down = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in kinds.items()}
-        return P, (f"a scale-out {up:.1f}s ({up_how}), a scale-in {down[True]} narrow / {down[False]} "
-                   f"shuffled ({kinds[False][1]})")
+        priced = {k: self.scale_in_cost(history, narrow=k) for k in (True, False)}
+        before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
+        narrow = (after < before) & (np.mod(before, np.maximum(after, 1.0)) == 0)
+        down = _release_seconds(priced, narrow, _median_wall(history), before, after)
+        P = np.where(after > before, up, np.where(after < before, down, 0.0))
+        said = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in priced.items()}
+        return P, (f"a scale-out {up:.1f}s ({up_how}), a scale-in {said[True]} narrow / {said[False]} "
+                   f"shuffled ({priced[False][1]})")
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
@@ -206,3 +197,20 @@ class RescalePrices:
         return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
                 f"supersteps, not more than it costs (~{held:.0f}: {float(price[0]):.1f}s, {how}, "
                 f"at {n} executors): keep {ctx.current}")
+
+
+def _median_wall(history: History) -> float:
+    """The median superstep so far (0 before any): the prior's unit for a release."""
+    walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
+    return float(np.median(walls)) if walls else 0.0
+
+
+def _release_seconds(priced: dict, kinds: Any, superstep: float, before: Any, after: Any) -> np.ndarray:
+    """A release's seconds by its kind (``priced[kind]``: :meth:`RescalePrices.scale_in_cost`),
+    where none was measured the prior: one superstep, ``superstep · before / after``."""
+    kinds = np.asarray(kinds, dtype=object)
+    before, after = np.broadcast_arrays(np.asarray(before, float), np.asarray(after, float))
+    prior = superstep * before / np.maximum(after, 1.0)
+    measured = np.array([priced[k][0] if priced.get(k, (None,))[0] is not None else np.nan
+                         for k in kinds.ravel()], float).reshape(kinds.shape)
+    return np.where(np.isnan(measured), prior, measured)
