@@ -230,3 +230,46 @@ def test_a_profile_written_before_reads_every_task_off_its_records():
     assert tasks[2.0][0] == pytest.approx(0.055)
     bare = ClusterProfile("c", {1.0: [0.05], 2.0: [0.055]})  # no records kept: what it stored
     assert bare.tasks() == bare.task_seconds
+
+
+def shaped_job(m: int, works: list[float], slow: dict[int, float], outside: float = 0.15,
+               each: float = 0.01) -> "object":
+    """A superstep at ``m`` slots whose partition count follows the slots: each stage's work
+    split into ``m`` tasks, each stretched by ``slow[m]`` plus a fixed ``each``; beyond 1
+    partition Spark plans one stage more (a 1-task one), as it does PageRank's."""
+    from iterflow.model.replay import Profile, makespan
+
+    stages = [tuple(w / m * slow[m] + each for _ in range(m)) for w in works]
+    if m > 1:
+        stages.insert(2, (0.012,))
+    wall = outside + sum(makespan(s, m) for s in stages)
+    return Profile(float(m), 1.0, wall, tuple(stages))
+
+
+def test_per_size_terms_matched_to_the_calibration_jobs_supersteps():
+    """Quantiles paired across a change of stage plan misread the slow-down (stop 44-47: 0.75x a
+    task at 2 slots, 2.5x at 4); matched to the calibration job's measured supersteps from the
+    smallest size planned as the largest (2 here: 1 partition plans a stage fewer), replay
+    reproduces them, and predicts another job's size from one within a few %."""
+    from iterflow.model.contention import match_walls
+
+    truth = {1: 1.0, 2: 1.3, 3: 1.6, 4: 2.4}
+    cal = [shaped_job(m, [0.02, 0.03, 0.6, 0.35], truth) for m in (1, 2, 3, 4) for _ in range(3)]
+    walls = {float(m): next(p.seconds for p in cal if p.slots == m) for m in (1, 2, 3, 4)}
+    misread = Contention(0.5, 0.0, 3, 1, "quantiles", ((1.0, 1.0, 0.0), (2.0, 0.75, 0.0), (3.0, 1.2, 0.0),
+                                                        (4.0, 2.5, 0.0)))
+    matched = match_walls(misread, cal, walls)
+    assert "from 2 slots" in matched.how
+    base = [p for p in cal if p.slots == 2.0]
+    for m in (2.0, 3.0, 4.0):
+        replayed = float(np.median([p.replay(m, contention=matched, follow=0.01) for p in base]))
+        assert replayed == pytest.approx(walls[m], rel=0.02)
+    a = [t[1] for t in matched.sizes]
+    assert a == sorted(a) and a[2] / a[1] == pytest.approx(truth[3] / truth[2], rel=0.05)
+    assert a[0] <= a[1]  # 1 slot, planned otherwise: its terms kept, never slower per task than 2
+    # another job (its own stage works), measured at 3 executors, predicted at 2
+    other3, other2 = (shaped_job(m, [0.05, 0.01, 1.2, 0.9], truth, outside=0.3) for m in (3, 2))
+    for c, close in ((matched, True), (misread, False)):
+        predicted = other3.replay(2.0, contention=c, follow=0.01)
+        assert (abs(predicted / other2.seconds - 1) < 0.08) is close
+    assert match_walls(misread, cal, {1.0: walls[1.0]}) is misread  # one size measured: nothing to match

@@ -250,14 +250,14 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
     from iterflow.model.live import LiveModel
     from iterflow.model.replay import ReplayModel
 
-    jobs, seen, walls = [], [], None
+    jobs, seen, walls, calibrated, cal_rows = [], [], None, None, []
     try:
         calibrated = profile.load(key)
         if calibrated is not None:
-            rows = calibrated.records()
-            jobs.append(calibrated.tasks(rows))
-            seen += rows
-            walls = calibrated.steady_walls(rows)
+            cal_rows = calibrated.records()
+            jobs.append(calibrated.tasks(cal_rows))
+            seen += cal_rows
+            walls = calibrated.steady_walls(cal_rows)
     except InputError as exc:  # a broken profile file: say so, run on what the store has
         log.warning("%s", exc)
     try:
@@ -267,7 +267,10 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
             seen += rows
     except Exception as exc:  # noqa: BLE001 - no usable history: the profile, or plain replay
         log.info("no cluster history: %s", exc)
-    return LiveModel(replay=ReplayModel(contention=fit(jobs, walls=walls) if jobs else None)), seen
+    slow = fit(jobs, walls=walls) if jobs else None
+    if slow is not None and calibrated is not None:
+        slow = calibrated.matched(slow, cal_rows)  # the per-size terms its measured supersteps say
+    return LiveModel(replay=ReplayModel(contention=slow)), seen
 
 
 def run_job(spec: JobSpec, on_superstep: Callable[[SuperstepRecord], None] | None = None,

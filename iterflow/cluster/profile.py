@@ -83,7 +83,22 @@ class ClusterProfile:
         from iterflow.model.contention import fit
 
         rows = self.records() if rows is None else rows
-        return fit([self.tasks(rows)], walls=self.steady_walls(rows))
+        return self.matched(fit([self.tasks(rows)], walls=self.steady_walls(rows)), rows)
+
+    def matched(self, found: Any, rows: list[Any] | None = None) -> Any:
+        """``found`` (a :class:`~iterflow.model.contention.Contention`, of this profile and maybe
+        other jobs) with its per-size terms matched to this calibration's measured supersteps
+        (:func:`~iterflow.model.contention.match_walls`); as it was where the profile kept no
+        records (written before stop 37)."""
+        from iterflow.loop.records import model_rows
+        from iterflow.model.contention import match_walls
+        from iterflow.model.replay import Profile
+
+        rows = self.records() if rows is None else rows
+        steady = self._steady(rows)
+        profiles = [p for p in (Profile.parse(*r) for r in model_rows(steady, 0)) if p is not None]
+        walls = {k: float(np.median(v)) for k, v in self.steady_walls(rows).items() if v}
+        return match_walls(found, profiles, walls) if profiles else found
 
     def _steady(self, rows: list[Any] | None) -> list[Any]:
         """The records the calibration measured on: its descending pass, past each size's warm-up."""
