@@ -190,17 +190,19 @@ def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
     if len(t):
         st = d[d["policy"].str.startswith("static-")]
         met = t["job_seconds"] <= t["target_seconds"] * (1 + MET)
-        ratios, by_size = [], []
-        for _, r in t.iterrows():
+        ratios, by_size, both = [], [], 0  # both: met, and within the goal's 1.15x of that size
+        for (_, r), hit in zip(t.iterrows(), met):
             ok = st[(st["rep"] == r["rep"]) & (st["job_seconds"] <= r["target_seconds"] * (1 + MET))]
             if len(ok):
                 ratios.append(r["executor_seconds"] / ok["executor_seconds"].min())
             size = cheapest_size(med, r["target_seconds"])
             if size is not None:
                 by_size.append(r["executor_seconds"] / med.loc[size, "executor_seconds"])
+                both += bool(hit) and by_size[-1] <= 1.15
         out.append(f"  target (cold start): {int(met.sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
                    f"static size meeting the same target (a size's median run): median {np.median(by_size):.2f}x, max "
-                   f"{max(by_size):.2f}x over {len(by_size)}; vs the cheapest single static run meeting it (the luckier of "
+                   f"{max(by_size):.2f}x over {len(by_size)} ({sum(b <= 1.15 for b in by_size)} within 1.15x, the "
+                   f"goal's bound; met and within it: {both}); vs the cheapest single static run meeting it (the luckier of "
                    f"a size's runs): median {np.median(ratios):.2f}x, max {max(ratios):.2f}x"
                    if ratios and by_size else f"  target: {int(met.sum())} of {len(t)} met; no static size (median) or "
                                               f"no static run of the same rep met any target")

@@ -187,8 +187,10 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
     base = min(tasks) if tasks else 1.0
     d0 = float(np.median(tasks[base])) if tasks else 1.0
     at = ", ".join(f"{s:g}: {c.task(d0, base, s) / d0:.2f}x" for s in sizes)
-    terms = "; per size a task of d seconds at the smallest takes " + ", ".join(
-        f"{m:g}: {a:.2f}·d + {b * 1e3:.0f} ms" for m, a, b in c.sizes[1:]) if len(c.sizes) > 1 else ""
+    # the terms' reference size: the one matched to the calibration's supersteps from (a = 1)
+    ref = next((m for m, a, _ in c.sizes if a == 1.0), c.sizes[0][0]) if c.sizes else base
+    terms = f"; per size a task of d seconds at {ref:g} slot(s) takes " + ", ".join(
+        f"{m:g}: {a:.2f}·d + {b * 1e3:.0f} ms" for m, a, b in c.sizes if m != ref) if len(c.sizes) > 1 else ""
     walls = ", ".join(f"{s:g}: {w:.2f}s" for s, w in c.walls)
     return (f"cluster {profile.cluster!r}: measured {profile.measured_at} in {profile.seconds:.0f}s "
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
