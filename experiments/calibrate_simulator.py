@@ -106,8 +106,8 @@ def main() -> None:
             static = [r for r in mine if policy_of(r) == "static" and len(set(r.sizes)) == 1]
             if not static:
                 continue
+            cold = ("target",) if name.startswith("pareto") else ()  # pareto.py's target starts cold
             if args.base == "starts":
-                cold = ("target",) if name.startswith("pareto") else ()
                 for run, bases in start_bases(static, mine):
                     used.append(f"{name}: {prog}, {run.name} from {len(bases)} static run(s) at {bases[0].sizes[0]} executors")
                     for out_rows, p in ((rows, params), (with_slow, held_out)):
@@ -119,7 +119,6 @@ def main() -> None:
                 used.append(f"{name}: {prog}, base {base.name} ({base.sizes[0]} executors, "
                             f"{'sketched tasks' if base.sketched else 'stage_tasks'}), {len(others)} other runs")
                 used.append(f"    task slow-down of the session's other programs: {', '.join(d for d in held_out.describe() if d.startswith('contention'))}")
-                cold = ("target",) if name.startswith("pareto") else ()  # pareto.py's target starts cold
                 for row in calibrate(base, others, params, top, options, cold=cold, prices=priced):
                     rows.append({"table": name, "program": prog, **row})
                 with_slow += [{"table": name, "program": prog, **row}
@@ -148,12 +147,8 @@ def pairs(static: list, mine: list, how: str) -> list[tuple[Any, list]]:
         others = [r for r in mine if r is not base and len(r.steps) == len(base.steps)]
         return [(base, others)] if others else []
     out: dict[int, tuple[Any, list]] = {}
-    for run in mine:
-        if policy_of(run) == "static":
-            continue
-        same = [b for b in static if b.sizes[0] == run.sizes[0] and len(b.steps) == len(run.steps)]
-        if same:
-            out.setdefault(id(same[0]), (same[0], []))[1].append(run)
+    for run, same in start_bases(static, mine):
+        out.setdefault(id(same[0]), (same[0], []))[1].append(run)
     return list(out.values())
 
 

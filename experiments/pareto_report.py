@@ -183,7 +183,7 @@ def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
     moved = paths.map(lambda p: len(set(p)) > 1).any()
     held = sorted({int(p[0]) for p in paths}) if len(paths) else []
     why, met = "", moved and saved >= 0.35 and slower <= 0.10
-    if not moved and held and held != [W] and len(held) == 1 and f"static-{held[0]}" in med.index:
+    if not moved and len(held) == 1 and held[0] != W and f"static-{held[0]}" in med.index:
         # a planned start below the maximum, never rescaled: a static run at that size, and what
         # repeats is that size's median, not this one run's luck
         k = med.loc[f"static-{held[0]}"]

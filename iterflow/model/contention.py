@@ -245,18 +245,19 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
     sizes a static run is not at (``experiments/cross_size_error.py --from-one``, eight
     sessions, 5376 predictions): within 20 % 49 % -> 52 %, PageRank 3 -> 2 -18 % -> -5 % at the
     median, any size -> 4 +43-64 % -> +4-21 % (``predict_from_one_stop48.txt``)."""
-    plans: dict[float, list[int]] = {}
+    counts: dict[float, list[int]] = {}
     for p in profiles:
-        plans.setdefault(p.slots, []).append(len(p.stages))
-    stages = {m: int(np.median(v)) for m, v in plans.items()}
+        counts.setdefault(p.slots, []).append(len(p.stages))
+    stages = {m: int(np.median(v)) for m, v in counts.items()}  # slots -> its plan's stage count
     if len(walls) < 2 or len(stages) < 2:
         return found
     base = min(m for m in stages if stages[m] == stages[max(stages)])
     at_base = [p for p in profiles if p.slots == base]
-    counts = {p.slots: len(p.stages[0]) for p in profiles}
+    from iterflow.model.replay import shortest_task
+
     # the stages' task counts followed the slots: the replay re-cuts them (as ReplayModel does)
-    follow = min((min(st) for p in profiles for st in p.stages if st), default=0.0) \
-        if len(set(counts.values())) > 1 else None
+    follows = len({len(p.stages[0]) for p in profiles}) > 1
+    follow = shortest_task(p.stages for p in profiles) if follows else None
     terms = {m: (a, b) for m, a, b in found.sizes}
     a_base = terms.get(base, (1.0, 0.0))[0]
     rel = {m: (a / a_base, b) for m, (a, b) in terms.items()}

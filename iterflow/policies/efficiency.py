@@ -119,10 +119,11 @@ class EfficiencyPolicy(AdaptivePolicy):
         the run planned as a repeat of the last one (its work per superstep), the cheapest plan
         within the dead band of the bound from a free start, rescales priced
         (:meth:`transition_prices`); ``None`` (as configured) without a fitted model, where no
-        plan fits, or with rule ``knee``. Why: started at the maximum, every release pays a relayout (~3-7 s on WCC
-        R-MAT 20 on the emulated cluster, a quarter of the run), so stop 46's runs could afford
-        none in the heavy phase -- where static 2 ran within 1.07x of static 4 for half its
-        executor-seconds (pareto_stop46w20b); the priced bound from the maximum saved 0 %."""
+        plan fits, or with rule ``knee``. Why: started at the maximum, every release pays a
+        relayout (~3-7 s on WCC R-MAT 20 on the emulated cluster, a quarter of the run), so stop
+        46's runs could afford none in the heavy phase -- where static 2 ran within 1.07x of
+        static 4 for half its executor-seconds (pareto_stop46w20b); the priced bound from the
+        maximum saved 0 %."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat and model is not None else None
         if self.rule != "plan" or pred is None or not pred.fitted:  # rule knee: as recorded with it

@@ -176,7 +176,7 @@ class RescalePrices:
         up, up_how = self.rescale_cost(history)
         priced = {k: self.scale_in_cost(history, narrow=k) for k in (True, False)}
         before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
-        narrow = (after < before) & (np.mod(before, np.maximum(after, 1.0)) == 0)
+        narrow = [[narrow_release(int(a), int(b)) for b in E] for a in E]
         down = _release_seconds(priced, narrow, _median_wall(history), before, after)
         P = np.where(after > before, up, np.where(after < before, down, 0.0))
         said = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in priced.items()}
