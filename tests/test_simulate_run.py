@@ -12,7 +12,7 @@ import pytest
 from iterflow.app.cli import main
 from iterflow.model.replay import makespan
 from iterflow.policies import make_policy
-from iterflow.simulate.calibrate import calibrate
+from iterflow.simulate.calibrate import calibrate, repeatability
 from iterflow.simulate.cluster import Params, learn, simulate
 from iterflow.simulate.recorded import cost, load, runtime
 
@@ -158,6 +158,27 @@ def test_calibration_rows_from_the_fixture():
     assert 0.0 <= eff["same_decisions"] <= 1.0 and eff["barriers"] == len(base.steps)
     for r in rows:
         assert r["runtime_error"] == pytest.approx(r["sim_runtime_s"] / r["real_runtime_s"] - 1)
+
+
+def test_repeatability_predicts_each_static_run_from_its_sizes_other_runs(tmp_path):
+    """The oracle ceiling of the calibration: a static run's runtime from the geometric mean of
+    the other runs of its size and superstep count -- never from itself, never across sizes,
+    and adaptive runs are not static runs."""
+    rows = []
+    for policy, rep, executors, wall in [("static-2", 0, 2, 1.0), ("static-2", 1, 2, 1.21), ("static-2", 2, 2, 1.1),
+                                         ("static-4", 0, 4, 0.5), ("target", 0, 2, 0.7)]:
+        rows += [{"superstep": i, "wall_seconds": wall, "executors": executors if policy != "target" or i < 3 else 1,
+                  "cores": executors, "partitions": executors, "job": "wcc", "policy": policy, "rep": rep,
+                  "stage_tasks": json.dumps([[0, 0, 0, [wall * 900.0]]])}
+                 for i in range(1, 5)]
+    path = tmp_path / "passes.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    errors = repeatability(load(str(path)))
+    assert len(errors) == 3  # static-4 alone has nothing to be predicted from; target is no static run
+    t = [1.0, 1.21, 1.1]
+    expected = [((t[1] * t[2]) ** 0.5) / t[0] - 1, ((t[0] * t[2]) ** 0.5) / t[1] - 1, ((t[0] * t[1]) ** 0.5) / t[2] - 1]
+    assert sorted(errors) == pytest.approx(sorted(expected), rel=1e-6)
+    assert max(abs(e) for e in errors) > 0.1  # the 21 % spread shows: a repeat is no better than that
 
 
 # ------------------------------------------------------------------------------ bad input
