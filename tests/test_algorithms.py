@@ -192,5 +192,12 @@ def test_relayout_keeps_the_callers_cached_input(spark, tmp_path):
     assert pts.is_cached
     prog.relayout(2, state)  # the program's own earlier copy is freed
     assert not mine.is_cached and prog.points.is_cached and pts.is_cached
+    mine = prog.points
+    with prog.narrow_views():  # a count dividing the old: a view of the cached blocks, not rebuilt
+        prog.relayout(1, state)
+    assert prog.points.rdd.getNumPartitions() == 1 and not prog.points.is_cached and mine.is_cached
+    assert prog.points.count() == pts.count()
+    prog.relayout(2, state)  # rebuilt from the view; what it read is freed
+    assert not mine.is_cached and prog.points.is_cached and pts.is_cached
     prog.release()
     assert not prog.points.is_cached and pts.is_cached

@@ -131,30 +131,32 @@ def test_a_release_is_priced_from_the_programs_own_runs_before_the_clusters():
     assert p.scale_in_cost([])[0] == pytest.approx(0.4)
 
 
-def test_a_release_is_priced_by_releases_of_its_kind_narrow_or_shuffled():
-    """Stop 46: a release whose new size divides the old (4 -> 2, 2 -> 1) re-lays the state out
-    by index coalescing, with no shuffle, and costs less than one that does not (4 -> 3). Each is
-    priced by the releases of its own kind; a narrow one with only shuffled ones measured by
-    those (an upper bound), a shuffled one with only narrow ones measured by the prior (one
+def test_a_release_is_priced_by_releases_of_its_kind_light_or_rebuilding():
+    """Stop 49: a release to one executor re-lays the program out lazily (its inputs views of
+    their cached blocks, its state read from the release's copy) and costs less than one that
+    rebuilds them at the barrier (4 -> 2 by index coalescing, 4 -> 3 by a shuffle). Each is
+    priced by the releases of its own kind; a light one with only rebuilding ones measured by
+    those (an upper bound), a rebuilding one with only light ones measured by the prior (one
     superstep at the new size): the cheap kind must not price the dear one."""
-    from iterflow.loop.rescales import narrow_release, rescale_costs
+    from iterflow.loop.rescales import light_release, rescale_costs
 
-    assert narrow_release(4, 2) and narrow_release(2, 1) and narrow_release(4, 1)
-    assert not narrow_release(4, 3) and not narrow_release(3, 2) and not narrow_release(4, None)
-    rows = [row(1, 4, 5.0), row(2, 4, 5.0, decision="down", actuation_seconds=0.5, executors_active=2),
-            row(3, 2, 6.0, cold_seconds=0.3), row(4, 2, 6.0), row(5, 2, 6.0)]
+    assert light_release(4, 1) and light_release(2, 1) and light_release(3, 1)
+    assert not light_release(4, 2) and not light_release(4, 3) and not light_release(4, None)
+    assert not light_release(1, 1)
+    rows = [row(1, 4, 5.0), row(2, 4, 5.0, decision="down", actuation_seconds=0.5, executors_active=1),
+            row(3, 1, 6.0, cold_seconds=0.3), row(4, 1, 6.0), row(5, 1, 6.0)]
     hist = records(rows)
-    assert rescale_costs(hist, "down", narrow=True) == [pytest.approx(0.8)]
-    assert rescale_costs(hist, "down", narrow=False) == []
+    assert rescale_costs(hist, "down", light=True) == [pytest.approx(0.8)]
+    assert rescale_costs(hist, "down", light=False) == []
     p = TargetPolicy(100.0, max_executors=4)
-    assert p.scale_in_cost(hist, narrow=True) == (pytest.approx(0.8), "measured over 1 narrow scale-in")
-    assert p.scale_in_cost(hist, narrow=False) == (None, "prior: one superstep as this run's ran, at the new size")
-    price, _ = p.scale_in_prices(hist, [1, 3], 4)  # 4 -> 1 narrow; 4 -> 3 shuffled: median 6 s x 4/3
-    assert price == pytest.approx([0.8, 8.0])
-    # a shuffled release measured (4 -> 3 at 4.0 s): it prices its kind; the narrow one keeps its own
-    rows = [row(1, 4, 5.0), row(2, 4, 5.0, decision="down", actuation_seconds=4.0, executors_active=3),
-            row(3, 3, 6.0)]
+    assert p.scale_in_cost(hist, light=True) == (pytest.approx(0.8), "measured over 1 scale-in to one executor")
+    assert p.scale_in_cost(hist, light=False) == (None, "prior: one superstep as this run's ran, at the new size")
+    price, _ = p.scale_in_prices(hist, [1, 2], 4)  # 4 -> 1 light; 4 -> 2 rebuilding: median 6 s x 4/2
+    assert price == pytest.approx([0.8, 12.0])
+    # a rebuilding release measured (4 -> 2 at 4.0 s): it prices its kind; the light one keeps its own
+    rows = [row(1, 4, 5.0), row(2, 4, 5.0, decision="down", actuation_seconds=4.0, executors_active=2),
+            row(3, 2, 6.0)]
     p.learn_rescales(records(rows))
-    assert p.scale_in_cost([], narrow=False) == (pytest.approx(4.0), "measured over 1 shuffled scale-in")
-    assert p.scale_in_cost([], narrow=True) == (pytest.approx(4.0), "measured over 1 scale-in")  # the upper bound
-    assert p.scale_in_cost(hist, narrow=True)[0] == pytest.approx(0.8)  # this run's own of its kind first
+    assert p.scale_in_cost([], light=False) == (pytest.approx(4.0), "measured over 1 rebuilding scale-in")
+    assert p.scale_in_cost([], light=True) == (pytest.approx(4.0), "measured over 1 scale-in")  # the upper bound
+    assert p.scale_in_cost(hist, light=True)[0] == pytest.approx(0.8)  # this run's own of its kind first

@@ -1,12 +1,14 @@
 """Executors really change at barriers: checked from outside the framework, in Spark's event log."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from iterflow.observe.eventlog import consistent, executors_at_superstep_start, executors_by_superstep, find_log
+from iterflow.observe.eventlog import (consistent, event_lines, executors_at_superstep_start, executors_by_superstep,
+                                      find_log)
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies import PolicyBase
 
@@ -53,9 +55,15 @@ def test_rescale_is_in_force_in_spark_event_log(spark, tmp_path):
     assert len(driver.model.curve.X_) == 2 and len(driver.model.replay.profiles) == 2
     assert t.loc[t["superstep"] == 4, "cold_seconds"].notna().all()
 
-    seen = executors_at_superstep_start(find_log(Path(spark.conf.get("iterflow.test.eventlog")),
-                                                 sc.applicationId), first_job)
+    log = find_log(Path(spark.conf.get("iterflow.test.eventlog")), sc.applicationId)
+    seen = executors_at_superstep_start(log, first_job)
     assert [seen[i] for i in range(1, 6)] == [2, 1, 1, 2, 2]
+    # the release to one executor re-laid nothing out at its barrier (the inputs stay views of
+    # their cached blocks, the state one of its copy); the scale-out rebuilt them at 2
+    groups = [(e["Job ID"], (e.get("Properties") or {}).get("spark.jobGroup.id"))
+              for e in map(json.loads, event_lines(log)) if e["Event"] == "SparkListenerJobStart"]
+    relaid = {g for j, g in groups if j >= first_job and g and g.startswith("relayout-")}
+    assert relaid == {"relayout-3"}, relaid
 
     # the answer is unaffected by losing and gaining executors mid-run
     got = res.output.toPandas().set_index("id")["value"]

@@ -63,6 +63,25 @@ def by_key(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
         return df.repartition(1, *keys)
 
 
+def coalesces(df: DataFrame, partitions: int, keys: tuple[str, ...]) -> bool:
+    """Whether ``by_key(df, partitions, *keys)`` (``df.coalesce(partitions)`` without keys) reads
+    ``df``'s partitions as they are, fewer of them, without a shuffle: a scale-in whose count
+    divides the old one (by index, :func:`narrowed`), or one partition (coalesced) -- each task
+    then reads as many of them."""
+    try:
+        before = int(df._jdf.queryExecution().executedPlan().outputPartitioning().numPartitions())
+    except Exception:  # noqa: BLE001 - internals of another Spark: not known to be narrow
+        return False
+    if not 1 <= partitions < before:
+        return False
+    if not keys:  # Spark's coalescer: as many parents a task where the count divides
+        return before % partitions == 0
+    if partitions == 1:
+        return ONE_PARTITION == "coalesce"
+    m = hashed_into(df, keys)
+    return NARROW and m is not None and m % partitions == 0
+
+
 def hashed_into(df: DataFrame, keys: tuple[str, ...]) -> int | None:
     """The partition count ``df``'s plan reports it hash-partitioned by exactly ``keys`` into
     (Spark's ``pmod(murmur3(keys, 42), m)``), else ``None``."""

@@ -7,12 +7,18 @@ what lets iterflow rescale between supersteps without the algorithm knowing abou
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 
-from iterflow.loop.hashed import by_key
+from iterflow.loop.hashed import by_key, coalesces
+
+#: Whether a release to one executor keeps the program's inputs as views of their cached blocks
+#: (:meth:`IterativeProgram.narrow_views`) instead of rebuilding the cache
+#: (``experiments/lazy_release.py`` measures both).
+LAZY_NARROW = True
 
 
 @dataclass
@@ -122,22 +128,53 @@ class IterativeProgram(ABC):
         self.__dict__.setdefault("_owned", {})[id(df)] = df
         return df
 
+    @contextmanager
+    def narrow_views(self, allowed: bool = True) -> Iterator[None]:
+        """Within: :meth:`recache` keeps a scale-in reached without a shuffle as a view of the
+        cached blocks (``allowed``). The reconfigurer allows it for a release to one executor,
+        where every block ends up local (decommissioned executors hand theirs over)."""
+        before = self.__dict__.get("_narrow_views", False)
+        self._narrow_views = allowed
+        try:
+            yield
+        finally:
+            self._narrow_views = before
+
     def recache(self, df: DataFrame, partitions: int, *keys: str) -> DataFrame:
         """``df`` re-partitioned (by ``keys``), cached and materialized. The old copy is freed
         only if this program cached it: a DataFrame the caller passed in (k-means' points) may
-        be shared with other jobs, and unpersisting it would make them re-read the source."""
+        be shared with other jobs, and unpersisting it would make them re-read the source.
+
+        Within :meth:`narrow_views`, where the new count is reached without a shuffle
+        (:func:`~iterflow.loop.hashed.coalesces`: a count dividing the old), nothing is rebuilt:
+        the result is a view whose task ``i`` reads ``df``'s cached blocks ``p % n == i`` -- the
+        bytes a rebuilt cache would hold -- and ``df`` stays cached until the view is freed.
+        Why: rebuilding was most of a release's price -- PageRank's edges (R-MAT 18, 1M) 4.0 s
+        of a 5.1 s relayout 3 -> 1 on one 0.5-core executor, WCC's adjacency (R-MAT 20) 1.6 s
+        (stop 49, Spark's event log). Only where one executor is left: a view at 2 reads the
+        blocks wherever decommissioning moved them, remote every superstep (WCC 4 -> 2: its
+        supersteps after 0.78 s against 0.53 s rebuilt, ``experiments/results/lazy_release.txt``)."""
+        if self.__dict__.get("_narrow_views") and LAZY_NARROW and coalesces(df, partitions, keys):
+            view = by_key(df, partitions, *keys) if keys else df.coalesce(partitions)
+            self.__dict__.setdefault("_views", {})[id(view)] = (view, df)  # freeing the view frees what it reads
+            return view
         new = self.owns(by_key(df, partitions, *keys).cache())
         new.count()
         self.free(df)
         return new
 
     def free(self, df: DataFrame) -> None:
-        """Unpersist ``df`` if this program cached it (:meth:`owns`); leave the caller's alone."""
-        if self.__dict__.get("_owned", {}).pop(id(df), None) is not None:
+        """Unpersist ``df`` if this program cached it (:meth:`owns`), or what it is a view of
+        (:meth:`recache`); leave the caller's alone."""
+        view = self.__dict__.get("_views", {}).pop(id(df), None)
+        if view is not None:
+            self.free(view[1])
+        elif self.__dict__.get("_owned", {}).pop(id(df), None) is not None:
             df.unpersist()
 
     def release(self) -> None:
         """Free every DataFrame this program cached for itself (not the caller's inputs)."""
+        self.__dict__.pop("_views", None)
         for df in self.__dict__.pop("_owned", {}).values():
             df.unpersist()
 

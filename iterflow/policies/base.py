@@ -115,7 +115,7 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         self.scale_in_seconds = scale_in_seconds  # the prior of a scale-in; None: one superstep
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
         self.past_scale_ins: list[float] = []  # the scale-ins among them
-        self.past_scale_in_kinds: dict[bool, list[float]] = {True: [], False: []}  # narrow or shuffled ones
+        self.past_scale_in_kinds: dict[bool, list[float]] = {True: [], False: []}  # light or rebuilding ones
         self.cluster_scale_ins: list[float] = []  # releases of any program's runs on this cluster
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
         self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from iterflow.loop.records import records
-from iterflow.loop.rescales import narrow_release, registration_delays, rescale_costs
+from iterflow.loop.rescales import light_release, registration_delays, rescale_costs
 from iterflow.model.warmup import start_excess
 from iterflow.policies.core import History
 
@@ -97,7 +97,7 @@ class RescalePrices:
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
         own = rows if scale_ins is None else records(scale_ins)
-        self.past_scale_in_kinds = {k: rescale_costs(own, "down", narrow=k) for k in (True, False)}
+        self.past_scale_in_kinds = {k: rescale_costs(own, "down", light=k) for k in (True, False)}
         self.past_scale_ins = self.past_scale_in_kinds[True] + self.past_scale_in_kinds[False]  # every release
         self.cluster_scale_ins = rescale_costs(rows, "down")  # any program's: the price before the prior
         self.past_delays = registration_delays(rows)
@@ -117,7 +117,7 @@ class RescalePrices:
         return (f"scale-out to {n} would save ~{gain:.1f}s over ~{ctx.forecast.remaining} supersteps "
                 f"({late}), not more than a rescale costs (~{cost:.1f}s, {how}): keep {ctx.current}")
 
-    def scale_in_cost(self, history: History, narrow: bool | None = None) -> tuple[float | None, str]:
+    def scale_in_cost(self, history: History, light: bool | None = None) -> tuple[float | None, str]:
         """``(seconds, how)``: the median price of this run's scale-ins, else of earlier runs';
         ``(None, how)`` until one was measured: then the price is one superstep as this run's
         ran, at the new size (:meth:`scale_in_prices`) -- a release starts no executor, but the
@@ -126,12 +126,13 @@ class RescalePrices:
         4 -> 1 in its tail); the prior is a cautious bound, decommissioned releases cost less
         (PageRank 4 -> 2: 0.3-0.5 s, `experiments/release_cost.py`).
 
-        ``narrow``: the price of a release that is (True) or is not (False) a
-        :func:`~iterflow.loop.rescales.narrow_release` -- one whose relayout coalesces by index
-        instead of shuffling the state (stop 46: WCC R-MAT 20's 4 -> 2 relayout, see
-        ``experiments/scale_in_relayout.py``). Priced by the releases of its own kind; a narrow
-        one with none measured by any release (a shuffled one costs more: an upper bound); a
-        shuffled one with only narrow ones measured by the prior (they would under-price it).
+        ``light``: the price of a release that is (True) or is not (False) a
+        :func:`~iterflow.loop.rescales.light_release` -- one to a single executor, re-laid out
+        lazily instead of rebuilding the cached inputs and state at the barrier (stop 49:
+        PageRank 3 -> 1 1.64 s against 5.68 s, ``experiments/lazy_release.py``). Priced by the
+        releases of its own kind; a light one with none measured by any release (a rebuilding
+        one costs more: an upper bound); a rebuilding one with only light ones measured by the
+        prior (they would under-price it).
 
         With none of the program's own measured, the releases of other programs' runs on this
         cluster (:meth:`learn_rescales`' rows: its calibration job's) price it before the prior:
@@ -140,12 +141,14 @@ class RescalePrices:
         superstep (the prior) read 0.8-1.3 s: stop47w20's plans, priced so, released where the
         release could not pay."""
         seen = rescale_costs(history, "down") or self.past_scale_ins
-        if narrow is not None and seen:
-            same = rescale_costs(history, "down", narrow=narrow) or self.past_scale_in_kinds.get(narrow, [])
-            kind = "narrow" if narrow else "shuffled"
+        if light is not None and seen:
+            same = rescale_costs(history, "down", light=light) or self.past_scale_in_kinds.get(light, [])
+            kind = "to one executor" if light else "rebuilding"
             if same:
-                return float(np.median(same)), f"measured over {len(same)} {kind} scale-in{'s' if len(same) > 1 else ''}"
-            if not narrow:
+                n = len(same)
+                return float(np.median(same)), (f"measured over {n} scale-in{'s' if n > 1 else ''} to one executor" if light
+                                                 else f"measured over {n} rebuilding scale-in{'s' if n > 1 else ''}")
+            if not light:
                 seen = []
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
@@ -159,11 +162,11 @@ class RescalePrices:
 
     def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
         """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`
-        of its kind, narrow or shuffled; the prior: the median superstep of this run so far, times
+        of its kind, light or rebuilding; the prior: the median superstep of this run so far, times
         ``current / e``). ``how``: of the first size's price."""
         E = np.asarray(executors, float).ravel()
-        kinds = [narrow_release(current, int(e)) if e < current else None for e in E]
-        priced = {kind: self.scale_in_cost(history, narrow=kind) for kind in dict.fromkeys(kinds or [None])}
+        kinds = [light_release(current, int(e)) if e < current else None for e in E]
+        priced = {kind: self.scale_in_cost(history, light=kind) for kind in dict.fromkeys(kinds or [None])}
         out = _release_seconds(priced, kinds, _median_wall(history), float(current), E)
         return out, priced[kinds[0] if kinds else None][1]
 
@@ -174,14 +177,14 @@ class RescalePrices:
         from. Each kind is priced once."""
         E = np.asarray(executors, float).ravel()
         up, up_how = self.rescale_cost(history)
-        priced = {k: self.scale_in_cost(history, narrow=k) for k in (True, False)}
+        priced = {k: self.scale_in_cost(history, light=k) for k in (True, False)}
         before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
-        narrow = [[narrow_release(int(a), int(b)) for b in E] for a in E]
-        down = _release_seconds(priced, narrow, _median_wall(history), before, after)
+        light = [[light_release(int(a), int(b)) for b in E] for a in E]
+        down = _release_seconds(priced, light, _median_wall(history), before, after)
         P = np.where(after > before, up, np.where(after < before, down, 0.0))
         said = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in priced.items()}
-        return P, (f"a scale-out {up:.1f}s ({up_how}), a scale-in {said[True]} narrow / {said[False]} "
-                   f"shuffled ({priced[False][1]})")
+        return P, (f"a scale-out {up:.1f}s ({up_how}), a scale-in {said[True]} to one executor / {said[False]} "
+                   f"rebuilding ({priced[False][1]})")
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
