@@ -129,7 +129,7 @@ class RescalePrices:
         ``light``: the price of a release that is (True) or is not (False) a
         :func:`~iterflow.loop.rescales.light_release` -- one to a single executor, re-laid out
         lazily instead of rebuilding the cached inputs and state at the barrier (stop 49:
-        PageRank 3 -> 1 1.64 s against 5.68 s, ``experiments/lazy_release.py``). Priced by the
+        PageRank 3 -> 1 1.80 s against 5.63 s, ``experiments/lazy_release.py``). Priced by the
         releases of its own kind; a light one with none measured by any release (a rebuilding
         one costs more: an upper bound); a rebuilding one with only light ones measured by the
         prior (they would under-price it).
@@ -143,7 +143,6 @@ class RescalePrices:
         seen = rescale_costs(history, "down") or self.past_scale_ins
         if light is not None and seen:
             same = rescale_costs(history, "down", light=light) or self.past_scale_in_kinds.get(light, [])
-            kind = "to one executor" if light else "rebuilding"
             if same:
                 n = len(same)
                 return float(np.median(same)), (f"measured over {n} scale-in{'s' if n > 1 else ''} to one executor" if light
