@@ -19,7 +19,9 @@ well, and the views read their blocks wherever decommissioning had moved them, r
 superstep -- WCC's supersteps after it 0.78 s against 0.53 s rebuilt, the job 1.14x [1.05-1.23]
 (same session: PageRank 3 -> 1 0.95x, WCC 3 -> 1 0.97x). Printed per job: the job (wall of every superstep, barrier, actuation and
 relayout), the release's barrier (actuation + relayout), the first superstep after it over the
-median of the rest after it, and executor-seconds -- lazy over rebuilt, paired by rep.
+median of the rest after it, and executor-seconds -- lazy over rebuilt, paired by rep. (The job's
+seconds are the supersteps' spans; ``results/lazy_release.txt`` summed their walls, barriers,
+actuations and relayouts instead -- the same seconds but the driver's own between them.)
 """
 from __future__ import annotations
 
@@ -62,10 +64,7 @@ def main() -> int:
                     programs.LAZY_NARROW = True
                 t = run.table
                 rel, after = t[t.superstep == at].iloc[0], t[t.superstep > at]
-                extra = lambda c: float(t[c].fillna(0).sum()) if c in t else 0.0  # noqa: E731
-                row = {"job": job, "mode": mode, "rep": rep,
-                       "job_seconds": float(t.wall_seconds.sum()) + extra("barrier_seconds") + extra("actuation_seconds")
-                       + extra("relayout_seconds"),
+                row = {"job": job, "mode": mode, "rep": rep, "job_seconds": run.job_seconds,
                        "executor_seconds": run.executor_seconds,
                        "release_barrier": sum(float(rel[c]) for c in ("actuation_seconds", "relayout_seconds")
                                               if c in t and pd.notna(rel[c])),

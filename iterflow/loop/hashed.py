@@ -44,42 +44,44 @@ def by_key(df: DataFrame, partitions: int, *keys: str) -> DataFrame:
     """``df`` hash-partitioned by ``keys`` into ``partitions`` (lazy), reported as such to the
     planner also at one partition (see the module docstring). Where ``df`` is already
     hash-partitioned by ``keys`` into a multiple of ``partitions`` (a scale-in from 4 to 2 or 1,
-    from 2 to 1), its partitions are coalesced by index (:func:`narrowed`): no shuffle."""
+    from 2 to 1), its partitions are coalesced by index (:func:`without_shuffle`)."""
     if not keys:
         return df.repartition(partitions)
-    if NARROW and partitions > 1:
-        m = hashed_into(df, keys)
-        if m is not None and m > partitions and m % partitions == 0:
-            fewer = narrowed(df, partitions, keys)
-            if fewer is not None:
-                return fewer
-    if partitions > 1 or ONE_PARTITION == "spark":
+    fewer = without_shuffle(df, partitions, *keys)
+    if fewer is not None:
+        return fewer
+    if partitions > 1 or ONE_PARTITION != "shuffle":
         return df.repartition(partitions, *keys)
+    return _one_partition(df.repartition(1), keys) or df.repartition(1, *keys)
+
+
+def without_shuffle(df: DataFrame, partitions: int, *keys: str) -> DataFrame | None:
+    """:func:`by_key` of ``df`` where it reads ``df``'s partitions as they are, fewer of them,
+    without a shuffle -- a count dividing the one ``df`` is hash-partitioned by ``keys`` into
+    (by index, :func:`narrowed`), or one partition (coalesced); without ``keys``, Spark's
+    coalescing of a count that divides -- else ``None``."""
+    if not keys:
+        try:
+            before = int(df._jdf.queryExecution().executedPlan().outputPartitioning().numPartitions())
+        except Exception:  # noqa: BLE001 - internals of another Spark: not known to be narrow
+            return None
+        return df.coalesce(partitions) if 1 <= partitions < before and before % partitions == 0 else None
+    if partitions == 1:
+        return _one_partition(df.coalesce(1), keys) if ONE_PARTITION == "coalesce" else None
+    m = hashed_into(df, keys) if NARROW else None
+    if m is not None and m > partitions and m % partitions == 0:
+        return narrowed(df, partitions, keys)
+    return None
+
+
+def _one_partition(one: DataFrame, keys: tuple[str, ...]) -> DataFrame | None:
+    """``one`` (one partition) reported hash-partitioned by ``keys``; ``None`` where another
+    Spark's internals refuse it."""
     try:
-        one = df.coalesce(1) if ONE_PARTITION == "coalesce" else df.repartition(1)
         return _reported_hashed(one, one._jdf.queryExecution().toRdd(), keys, 1)
     except Exception as exc:  # noqa: BLE001 - another Spark's internals: one partition, reported as Spark does
         log.debug("one partition not reported hash-partitioned: %s", str(exc).splitlines()[0][:200])
-        return df.repartition(1, *keys)
-
-
-def coalesces(df: DataFrame, partitions: int, keys: tuple[str, ...]) -> bool:
-    """Whether ``by_key(df, partitions, *keys)`` (``df.coalesce(partitions)`` without keys) reads
-    ``df``'s partitions as they are, fewer of them, without a shuffle: a scale-in whose count
-    divides the old one (by index, :func:`narrowed`), or one partition (coalesced) -- each task
-    then reads as many of them."""
-    try:
-        before = int(df._jdf.queryExecution().executedPlan().outputPartitioning().numPartitions())
-    except Exception:  # noqa: BLE001 - internals of another Spark: not known to be narrow
-        return False
-    if not 1 <= partitions < before:
-        return False
-    if not keys:  # Spark's coalescer: as many parents a task where the count divides
-        return before % partitions == 0
-    if partitions == 1:
-        return ONE_PARTITION == "coalesce"
-    m = hashed_into(df, keys)
-    return NARROW and m is not None and m % partitions == 0
+        return None
 
 
 def hashed_into(df: DataFrame, keys: tuple[str, ...]) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 
-from iterflow.loop.hashed import by_key, coalesces
+from iterflow.loop.hashed import by_key, without_shuffle
 
 #: Whether a release to one executor keeps the program's inputs as views of their cached blocks
 #: (:meth:`IterativeProgram.narrow_views`) instead of rebuilding the cache
@@ -146,7 +146,7 @@ class IterativeProgram(ABC):
         be shared with other jobs, and unpersisting it would make them re-read the source.
 
         Within :meth:`narrow_views`, where the new count is reached without a shuffle
-        (:func:`~iterflow.loop.hashed.coalesces`: a count dividing the old), nothing is rebuilt:
+        (:func:`~iterflow.loop.hashed.without_shuffle`: a count dividing the old), nothing is rebuilt:
         the result is a view whose task ``i`` reads ``df``'s cached blocks ``p % n == i`` -- the
         bytes a rebuilt cache would hold -- and ``df`` stays cached until the view is freed.
         Why: rebuilding was most of a release's price -- PageRank's edges (R-MAT 18, 1M) 4.0 s
@@ -154,8 +154,8 @@ class IterativeProgram(ABC):
         (stop 49, Spark's event log). Only where one executor is left: a view at 2 reads the
         blocks wherever decommissioning moved them, remote every superstep (WCC 4 -> 2: its
         supersteps after 0.78 s against 0.53 s rebuilt, ``experiments/results/lazy_release.txt``)."""
-        if self.__dict__.get("_narrow_views") and LAZY_NARROW and coalesces(df, partitions, keys):
-            view = by_key(df, partitions, *keys) if keys else df.coalesce(partitions)
+        view = without_shuffle(df, partitions, *keys) if self.__dict__.get("_narrow_views") else None
+        if view is not None:
             self.__dict__.setdefault("_views", {})[id(view)] = (view, df)  # freeing the view frees what it reads
             return view
         new = self.owns(by_key(df, partitions, *keys).cache())
