@@ -20,6 +20,14 @@ from iterflow.loop.hashed import by_key, without_shuffle
 #: (``experiments/lazy_release.py`` measures both).
 LAZY_NARROW = True
 
+#: Whether a release to two or more executors also leaves its state as the release's copy for
+#: the next superstep to read, instead of materializing it at the barrier. Off: measured
+#: neutral (stop 50, ``experiments/lazy_release.py --jobs to-two``): the barrier 2.1-2.6 s
+#: against 3.0-4.0 s, but the next superstep read the copy from files 1.2-2.2 s slower than
+#: the barrier's checkpoint from memory -- WCC 4 -> 2 priced 3.53 s against 3.40 s, 3 -> 2
+#: 4.26 s against 3.90 s, PageRank 4 -> 2 2.63 s against 2.89 s; the jobs 0.97-1.02x.
+DEFER_RELEASED_STATE = False
+
 
 @dataclass
 class State:

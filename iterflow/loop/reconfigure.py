@@ -210,8 +210,8 @@ class Reconfigurer:
         engine.set_partitions(partitions)
         with program.narrow_views(lazy):
             moved = program.relayout(partitions, state, assignment)
-        if lazy:  # the copy stays the recovery's anchor, freed with it
-            new = moved
+        if lazy or (secured and assignment is None and programs.DEFER_RELEASED_STATE):
+            new = moved  # the copy stays the recovery's anchor, freed with it
         else:
             new, _ = engine.barrier(moved)
             engine.release(state, keep=new)
