@@ -260,10 +260,10 @@ def test_a_scale_ins_transient_is_learned_by_age_and_replayed_after_the_first_su
     def row(i, e, wall, **kw):
         return {"superstep": i, "executors": e, "cores": e, "wall_seconds": wall, "work": 1.0, **kw}
 
-    slow = records([row(1, 2, 1.0), row(2, 2, 1.0, decision="down", actuation_seconds=0.2),
-                    row(3, 1, 4.0, cold_seconds=3.0), row(4, 1, 3.0, cold_seconds=2.0), row(5, 1, 1.0)])
-    quick = records([row(1, 2, 1.0), row(2, 2, 1.0, decision="down", actuation_seconds=0.2),
-                     row(3, 1, 2.0, cold_seconds=1.0), row(4, 1, 1.0), row(5, 1, 1.0)])
+    slow = records([row(1, 3, 1.0), row(2, 3, 1.0, decision="down", actuation_seconds=0.2, executors_requested=2),
+                    row(3, 2, 4.0, cold_seconds=3.0), row(4, 2, 3.0, cold_seconds=2.0), row(5, 2, 1.0)])
+    quick = records([row(1, 3, 1.0), row(2, 3, 1.0, decision="down", actuation_seconds=0.2, executors_requested=2),
+                     row(3, 2, 2.0, cold_seconds=1.0), row(4, 2, 1.0), row(5, 2, 1.0)])
     p = learn([slow, quick])
     assert p.cold_factor == 0.0 and p.cold_in_factor == pytest.approx((3.0 + 1.0) / 2)
     assert p.settle_factors[:2] == pytest.approx([(2.0 + 0.0) / 2, 0.0])
@@ -285,6 +285,58 @@ def test_a_scale_ins_transient_is_learned_by_age_and_replayed_after_the_first_su
     params = Params(0.0, 0.0, 0.0, 0.0, settle_factors=(1.0, 0.5))
     walls = [r.wall_seconds for r in simulate(run, InAt2(), 2, 1, params).records]
     assert walls == pytest.approx([1.0, 1.0, 1.0, 2.0, 1.5])  # the first at 1 (factor 0), then 1.0, 0.5
+
+
+def test_a_release_to_one_executor_is_learned_and_replayed_apart_from_rebuilding_ones(tmp_path):
+    """A release to one executor rebuilds nothing at its barrier and reads the state's copy in
+    its first superstep (stop 49): its relayout and that superstep's excess *in seconds* are
+    learned apart from the rebuilding releases' (relayout, excess as a factor), and a simulated
+    release to one pays those; a release to two still pays the rebuilding ones. Without a
+    recorded release to one, it is simulated as a rebuilding one."""
+    from iterflow.loop.reconfig import Reconfiguration
+    from iterflow.loop.records import records
+
+    def row(i, e, wall, **kw):
+        return {"superstep": i, "executors": e, "cores": e, "wall_seconds": wall, "work": 1.0, **kw}
+
+    def release(before, after, relayout, first, cold):
+        return records([row(1, before, 1.0), row(2, before, 1.0, decision="down", actuation_seconds=0.5,
+                                                   executors_requested=after, relayout_seconds=relayout),
+                        row(3, after, first, cold_seconds=cold), row(4, after, 1.0), row(5, after, 1.0)])
+
+    light = [release(3, 1, 0.1, 3.0, 2.0), release(2, 1, 0.2, 2.0, 1.0), release(4, 1, 0.3, 2.5, 1.5)]
+    rebuilt = [release(4, 2, 4.0, 1.5, 0.5)]
+    p = learn([*light, *rebuilt])
+    assert p.light_relayout_seconds == pytest.approx(0.2) and p.light_cold_seconds == pytest.approx(1.5)
+    assert p.relayout_seconds == pytest.approx(4.0) and p.cold_in_factor == pytest.approx(0.5)
+    assert any("release to one executor" in line for line in p.describe())
+    assert learn(rebuilt).light_cold_seconds is None
+
+    class InAt2:
+        name = "in-at-2"
+
+        def __init__(self, to):
+            self.to = to
+
+        def learn_rescales(self, *a, **k): ...
+
+        def plan_start(self, *a, **k): return None
+
+        def decide(self, history, model, plan=None):
+            if len(history) == 2:
+                return Reconfiguration("release", executors=self.to)
+            return Reconfiguration.none("keep")
+
+    run = load(str(record(tmp_path, [[1.0]], n=4, outside=0.0)))[0]
+    params = Params(0.0, 0.5, 4.0, 0.0, cold_in_factor=0.5, light_relayout_seconds=0.2, light_cold_seconds=1.5)
+    to_one = simulate(run, InAt2(1), 3, 1, params).records
+    assert [r.wall_seconds for r in to_one] == pytest.approx([1.0, 1.0, 1.0 + 1.5, 1.0])  # + seconds, not x
+    assert to_one[1].actuated.relayout_seconds == pytest.approx(0.2)
+    to_two = simulate(run, InAt2(2), 3, 1, params).records
+    assert [r.wall_seconds for r in to_two] == pytest.approx([1.0, 1.0, 1.5, 1.0])
+    assert to_two[1].actuated.relayout_seconds == pytest.approx(4.0)
+    unknown = simulate(run, InAt2(1), 3, 1, Params(0.0, 0.5, 4.0, 0.0, cold_in_factor=0.5)).records
+    assert unknown[1].actuated.relayout_seconds == pytest.approx(4.0) and unknown[2].wall_seconds == pytest.approx(1.5)
 
 
 def test_a_converged_run_is_replayed_without_its_superstep_count_as_bound():

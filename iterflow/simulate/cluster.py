@@ -25,6 +25,9 @@ its transient lasts). Around it, what the driver does (:mod:`iterflow.loop.drive
   keeps it;
 * **scale-in**: the barrier holds ``remove_seconds`` (decommission) + ``relayout_seconds``,
   at the old size (both are held meanwhile, :func:`~iterflow.loop.records.executor_seconds`);
+  a release to one executor, which rebuilds nothing at its barrier, its own
+  ``light_relayout_seconds`` and ``light_cold_seconds`` added to its first superstep, where the
+  recorded runs measured one;
 * **weak scaling** (``scale_input`` F != 1, never implicit): each stage gets ``round(F·n)``
   tasks drawn (seeded, with replacement) from its ``n`` measured durations; the time outside
   tasks is kept.
@@ -40,7 +43,7 @@ from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.reconfigure import partitions_for
 from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, SuperstepRecord, is_cold
-from iterflow.loop.rescales import cold_run
+from iterflow.loop.rescales import cold_run, light_release
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
 from iterflow.model.replay import ReplayModel, makespan, recut, shortest_task
@@ -67,6 +70,13 @@ class Params:
     # the supersteps after a scale-in's first, while its transient lasts: cold_seconds / rest at
     # ages 2, 3, ... (the median over the recorded scale-ins, 0 where one had settled)
     settle_factors: tuple[float, ...] = ()
+    # a release to one executor (:func:`~iterflow.loop.rescales.light_release`) re-lays nothing
+    # out at its barrier and reads the state's copy in its first superstep: its relayout seconds
+    # and that superstep's excess in seconds (not a factor: reading the copy costs about the
+    # same however short the superstep), learned apart; None where no recorded run made one
+    # (then priced as a rebuilding release)
+    light_relayout_seconds: float | None = None
+    light_cold_seconds: float | None = None
 
     def describe(self) -> list[str]:
         out = [f"{k} = {getattr(self, k):.3g} ({self.sources.get(k, 'given')})"
@@ -80,6 +90,9 @@ class Params:
             out.append("a scale-in's transient after its first superstep = "
                        + ", ".join(f"{f:.2f}" for f in self.settle_factors)
                        + f" ({self.sources.get('settle_factors')})")
+        if self.light_cold_seconds is not None:
+            out.append(f"a release to one executor: relayout {self.light_relayout_seconds:.3g}s, its first superstep "
+                       f"+{self.light_cold_seconds:.3g}s ({self.sources.get('light_cold_seconds')})")
         if self.contention_walls:
             out.append("calibration job's steady superstep = " + ", ".join(f"{m:g}: {w:.2f}s" for m, w in self.contention_walls)
                        + " (where a cold target starts)")
@@ -126,21 +139,27 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
     ``jobs`` (each one job's runs at several sizes, :func:`iterflow.model.contention.fit`).
     ``given`` values win, a parameter nothing measured is its :data:`PRIORS` value."""
     ups, downs, relayout, cold, cold_in = [], [], [], [], []
+    light_relayout: list[float] = []
+    light_cold: list[float] = []
     settle: list[list[float]] = []  # per scale-in, the transient's factors after its first superstep
     for h in histories:
         for k, r in enumerate(h):
             a, d = r.actuated, r.decided
             if a is not None and d is not None and d.decision in ("up", "down"):
+                light = d.decision == "down" and light_release(r.executors, a.executors_requested)
                 if d.decision == "down":
                     downs.append(a.actuation_seconds)
                 elif not a.executors_pending:
                     ups.append(a.actuation_seconds)
-                relayout.append(a.relayout_seconds)
+                (light_relayout if light else relayout).append(a.relayout_seconds)
             c = r.predicted.cold_seconds
             if c is not None and k > 0 and r.wall_seconds > c and is_cold(r, h[k - 1]):
                 # fresh executors' JIT after a scale-out; only the lost cache after a scale-in
                 scale_in = r.executors < h[k - 1].executors
-                (cold_in if scale_in else cold).append(c / (r.wall_seconds - c))
+                if scale_in and light_release(h[k - 1].executors, r.executors):
+                    light_cold.append(c)
+                else:
+                    (cold_in if scale_in else cold).append(c / (r.wall_seconds - c))
                 if scale_in:
                     settle.append(_transient(h, k))
     found = {"register_seconds": (median(ups), len(ups), "scale-outs' actuation_seconds"),
@@ -164,8 +183,13 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
     given_slow = given and any(given.get(k) is not None for k in ("contention_beta", "contention_overhead"))
     factors = tuple(median([f[a] for f in settle]) for a in range(SETTLE_MOST - 1)) if settle else ()
     sources["settle_factors"] = f"learned: median of {len(settle)} scale-ins' cold supersteps after their first"
+    light = {}
+    if light_cold:  # without one measured, a release to one is simulated as a rebuilding one
+        light = {"light_relayout_seconds": median(light_relayout) or 0.0, "light_cold_seconds": median(light_cold)}
+        sources["light_cold_seconds"] = (f"learned: median of {len(light_cold)} releases to one executor's first "
+                                         f"superstep excess, {len(light_relayout)} relayouts")
     return Params(**values, sources=sources, contention_sizes=() if given_slow else slow.sizes,
-                  settle_factors=factors if any(factors) else ())
+                  settle_factors=factors if any(factors) else (), **light)
 
 
 def _transient(h: Sequence[SuperstepRecord], k: int) -> list[float]:
@@ -270,15 +294,17 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
         prev = history[-1] if history else None
         cold = is_cold(rec, prev)
         age_in = 1 if cold and E < prev.executors else (age_in + 1 if age_in and not cold else 0)
-        factor = 0.0
-        if age_in == 1:
+        factor, extra = 0.0, 0.0
+        if age_in == 1 and params.light_cold_seconds is not None and light_release(prev.executors, E):
+            extra = params.light_cold_seconds  # the state's copy read, whatever the superstep's length
+        elif age_in == 1:
             factor = params.cold_in_factor
         elif cold:
             factor = params.cold_factor
         elif 2 <= age_in <= len(params.settle_factors) + 1:
             factor = params.settle_factors[age_in - 2]
-        if factor:
-            rec = rec.with_(ran=Ran(step.superstep, wall * (1 + factor), E, E * cores, parts,
+        if factor or extra:
+            rec = rec.with_(ran=Ran(step.superstep, wall * (1 + factor) + extra, E, E * cores, parts,
                                     step.delta, step.work))
         rec = rec.with_(predicted=Predicted(cold_seconds=feed(model, rec, history, warm, tasks, model.fitted)))
         last = k == len(run.steps) - 1
@@ -333,10 +359,12 @@ def _apply(reconf: Reconfiguration, rec: SuperstepRecord, E: int, joins: list[fl
         # state moving to the ones left, which the calibration job's small cache underprices
         # (cold_in_factor 0.08 there; PageRank's 2 -> 1 ran its first two supersteps at 1 executor
         # 3.5 s over steady, stop 29). Charged only where the partitions change, the stop-29 runs
-        # replayed from their start size fell from 69 % to 28 % within 15 % (from static-1: 54 -> 65 %)
+        # replayed from their start size fell from 69 % to 28 % within 15 % (from static-1: 54 -> 65 %).
+        # A release to one executor rebuilds nothing (stop 49): its own relayout, where one was measured
+        light = p.light_cold_seconds is not None and light_release(E, want)
         parts = parts_at(start_parts, want * cores)
         act = Actuated(want, want, p.remove_seconds, cores_after=want * cores, partitions_after=parts,
-                       relayout_seconds=p.relayout_seconds)
+                       relayout_seconds=p.light_relayout_seconds if light else p.relayout_seconds)
         E, joins, asked = want, [], None
     elif want is not None and want > E:
         joins, asked = [p.register_seconds] * (want - E), want

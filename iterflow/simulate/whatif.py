@@ -91,7 +91,8 @@ def summary(run: RecordedRun, setup: Setup, params: Params, results: list[tuple[
                     "max_executors": setup.max_executors, "scale_input": setup.scale_input,
                     "weak_scaling": setup.scale_input != 1.0},
         "parameters": {k: {"value": getattr(params, k), "source": params.sources.get(k, "given")}
-                       for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor", "cold_in_factor")}}
+                       for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor", "cold_in_factor",
+                                 "light_relayout_seconds", "light_cold_seconds")}}
     if policy is not None:
         doc["result"] = one(policy, results[0][1])
     else:
