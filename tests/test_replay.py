@@ -237,3 +237,21 @@ def test_a_size_measured_before_is_replayed_from_its_own_supersteps():
     assert m.predict_seconds(1, 1000.0) == pytest.approx(4.5, rel=0.05)
     assert m.predict_seconds(4, 1000.0) == pytest.approx(0.9, rel=0.05)
     assert m.predict_seconds(1, 1.0) == pytest.approx(0.6, rel=0.05)
+
+
+def test_earlier_runs_of_flat_work_are_read_over_every_superstep_not_their_latest_few():
+    """k-means (flat work): an earlier run at 2 slots ran 1.0 s a superstep but its last five
+    read 0.6 s (a noisy machine); at 1 slot 1.5 s, its last five 2.0 s. Before this run measured
+    anything (a planned start) and once it did, at a size it has not run: every superstep as
+    near in work as the nearest counts, not the latest ``keep`` (stop 50: k-means' ``fastest``
+    started at 2 for a budget static-2 overran by 1.5x)."""
+    tasks = stages([0.2, 0.2])
+    slow = [(1, 5.0, 1.5, tasks)] * 10 + [(1, 5.0, 2.0, tasks)] * 5
+    fast = [(2, 5.0, 1.0, tasks)] * 10 + [(2, 5.0, 0.6, tasks)] * 5
+    m = ReplayModel()
+    m.observe_many(slow + fast)
+    assert m.predict_seconds(1, 5.0) == pytest.approx(1.5, rel=0.05)
+    assert m.predict_seconds(2, 5.0) == pytest.approx(1.0, rel=0.05)
+    for _ in range(3):
+        m.observe(4, 5.0, 0.8, tasks)  # this run, at 4 slots: the level; 1 and 2 keep their shape
+    assert m.predict_seconds(1, 5.0) / m.predict_seconds(2, 5.0) == pytest.approx(1.5, rel=0.05)
