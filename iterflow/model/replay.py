@@ -329,7 +329,11 @@ class ReplayModel:
                 kept = [k for k in order if d[k] <= cut + 1e-9] if np.isfinite(cut) else order[:self.keep]
                 sel = [obs[k] for k in sorted(kept)]
         meas = np.array([s for _, s in sel])
-        rep = np.array([self._replayed(slots, w) for w, _ in sel])
+        replayed: dict[float, float] = {}  # a flat-work job's supersteps share one work: one replay
+        for w, _ in sel:
+            if w not in replayed:
+                replayed[w] = self._replayed(slots, w)
+        rep = np.array([replayed[w] for w, _ in sel])
         return float(relative_median(meas / rep))
 
     def ratios(self) -> dict[float, float]:
