@@ -183,13 +183,13 @@ def learn(histories: Sequence[Sequence[SuperstepRecord]], given: dict[str, float
     given_slow = given and any(given.get(k) is not None for k in ("contention_beta", "contention_overhead"))
     factors = tuple(median([f[a] for f in settle]) for a in range(SETTLE_MOST - 1)) if settle else ()
     sources["settle_factors"] = f"learned: median of {len(settle)} scale-ins' cold supersteps after their first"
-    light = {}
+    to_one = {}
     if light_cold:  # without one measured, a release to one is simulated as a rebuilding one
-        light = {"light_relayout_seconds": median(light_relayout) or 0.0, "light_cold_seconds": median(light_cold)}
+        to_one = {"light_relayout_seconds": median(light_relayout) or 0.0, "light_cold_seconds": median(light_cold)}
         sources["light_cold_seconds"] = (f"learned: median of {len(light_cold)} releases to one executor's first "
                                          f"superstep excess, {len(light_relayout)} relayouts")
     return Params(**values, sources=sources, contention_sizes=() if given_slow else slow.sizes,
-                  settle_factors=factors if any(factors) else (), **light)
+                  settle_factors=factors if any(factors) else (), **to_one)
 
 
 def _transient(h: Sequence[SuperstepRecord], k: int) -> list[float]:
