@@ -34,8 +34,7 @@ class CpuShare:
                 path = CPU_ROOT / f"{name}-w{i}"
                 path.mkdir(exist_ok=True)
                 paths.append(str(path))
-                (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-                (path / "cpu.cfs_quota_us").write_text(str(int(share * PERIOD_US)))
+                set_period([str(path)], share, PERIOD_US)
         except OSError as exc:
             cls(paths, "").remove()
             return cls([], f"cpu share {share} NOT applied: cgroup not writable ({exc.strerror})")
@@ -65,3 +64,14 @@ class CpuShare:
                 except OSError:
                     time.sleep(0.1)
         self.paths = []
+
+
+def set_period(paths: list[str], share: float, period_us: int) -> None:
+    """Cap each cgroup of ``paths`` at ``share`` cores over CFS periods of ``period_us``: the
+    quota is ``share * period_us`` (the kernel takes 1 ms to 1 s). The period is how long a node
+    runs flat out before it is throttled for the rest of it -- what a short task may wait."""
+    if not 1000 <= period_us <= 1_000_000:
+        raise ValueError(f"period_us must be in [1000, 1000000] (got {period_us})")
+    for path in paths:
+        Path(path, "cpu.cfs_period_us").write_text(str(period_us))
+        Path(path, "cpu.cfs_quota_us").write_text(str(int(share * period_us)))
