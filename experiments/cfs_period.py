@@ -21,32 +21,14 @@ import time
 import numpy as np
 import pandas as pd
 
-from common import points, rmat
-from harness import Collector, cluster, initial_centers, parse_args, warm_up, write_table
+from harness import Collector, cluster, parse_args, warm_up, write_table
+from tasks_per_core import program
 
-from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.cluster.cpushare import PERIOD_US, set_period
-from iterflow.inputs.graphio import load_graph
-from iterflow.inputs.pointsio import load_points
 from iterflow.policies import StaticPolicy
 
 NAME = "cfs_period"
 STEADY = 3  # supersteps from the third: past the first (cold) ones
-
-
-def program(spark, job: str):
-    """The job's program factory over its input, loaded once."""
-    if job == "wcc":
-        g = load_graph(spark, str(rmat(20, 2_400_000, tail=30)), "edgelist")
-        return lambda: WeaklyConnectedComponents(g)
-    if job == "pagerank":
-        g = load_graph(spark, str(rmat(18, 1_000_000)), "edgelist")
-        return lambda: PageRank(g, max_iterations=14)
-    if job == "kmeans":
-        pts = load_points(spark, str(points(500_000, 5)))
-        c = initial_centers(pts, 5)
-        return lambda: KMeans(pts, 5, init_centers=c, max_iterations=14, tol=None)
-    raise SystemExit(f"--job {job}: one of wcc, pagerank, kmeans")
 
 
 def ints(text: str, what: str) -> list[int]:
@@ -75,7 +57,7 @@ def main() -> int:
         paths = c.info().cgroups
         if not paths:
             raise SystemExit(f"no cpu share applied ({note}): nothing to vary")
-        make = program(spark, args.job)
+        make = program(spark, args.job, wcc_graph=(20, 2_400_000))
         warm_up(spark, make(), args)
         try:
             for rep in range(args.reps):

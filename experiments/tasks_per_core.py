@@ -31,10 +31,11 @@ NAME = "tasks_per_core"
 HEAD = 8  # supersteps 1-8: WCC's heavy ones (its tail after), the warm-up of the others
 
 
-def program(spark, job: str):
-    """The job's program factory over its input, loaded once."""
+def program(spark, job: str, wcc_graph: tuple[int, int] = (19, 600_000)):
+    """The job's program factory over its input, loaded once (WCC: R-MAT ``wcc_graph`` =
+    scale, edges, and a 30-vertex tail)."""
     if job == "wcc":
-        g = load_graph(spark, str(rmat(19, 600_000, tail=30)), "edgelist")
+        g = load_graph(spark, str(rmat(*wcc_graph, tail=30)), "edgelist")
         return lambda: WeaklyConnectedComponents(g)
     if job == "pagerank":
         g = load_graph(spark, str(rmat(18, 1_000_000)), "edgelist")
