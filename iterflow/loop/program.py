@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 from pyspark.sql import DataFrame, SparkSession
 
 from iterflow.loop.hashed import by_key, without_shuffle
+from iterflow.loop.lookup import keys_filter
 
 #: Whether a release to one executor keeps the program's inputs as views of their cached blocks
 #: (:meth:`IterativeProgram.narrow_views`) instead of rebuilding the cache
@@ -148,8 +149,9 @@ class IterativeProgram(ABC):
         finally:
             self._narrow_views = before
 
-    def recache(self, df: DataFrame, partitions: int, *keys: str) -> DataFrame:
-        """``df`` re-partitioned (by ``keys``), cached and materialized. The old copy is freed
+    def recache(self, df: DataFrame, partitions: int, *keys: str, sort: bool = False) -> DataFrame:
+        """``df`` re-partitioned (by ``keys``; ``sort``: sorted by them within each partition, as
+        :meth:`lookup` wants), cached and materialized. The old copy is freed
         only if this program cached it: a DataFrame the caller passed in (k-means' points) may
         be shared with other jobs, and unpersisting it would make them re-read the source.
 
@@ -166,10 +168,25 @@ class IterativeProgram(ABC):
         if view is not None:
             self.__dict__.setdefault("_views", {})[id(view)] = (view, df)  # freeing the view frees what it reads
             return view
-        new = self.owns(by_key(df, partitions, *keys).cache())
+        new = by_key(df, partitions, *keys)
+        new = self.owns((new.sortWithinPartitions(*keys) if sort else new).cache())
         new.count()
         self.free(df)
         return new
+
+    def lookup(self, df: DataFrame, key: str, keys: list[int]) -> DataFrame:
+        """The rows of ``df`` (cached, sorted by ``key`` within partitions) whose ``key`` is in a
+        range of ``keys`` -- a superset, for a join to select from -- reading only the cached
+        batches that can hold them (:mod:`iterflow.loop.lookup`). A view (:meth:`recache` within
+        :meth:`narrow_views`) is filtered on the cached frame it reads, then viewed again: a
+        filter above a view reads every batch."""
+        which = keys_filter(key, keys)
+        viewed = self.__dict__.get("_views", {}).get(id(df))
+        if viewed is not None:
+            again = without_shuffle(viewed[1].where(which), self.partitions, key)
+            if again is not None:
+                return again
+        return df.where(which)
 
     def free(self, df: DataFrame) -> None:
         """Unpersist ``df`` if this program cached it (:meth:`owns`), or what it is a view of
