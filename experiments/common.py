@@ -66,6 +66,17 @@ def add_emulation_args(ap: argparse.ArgumentParser, scale: int = 20, edges: int 
     ap.add_argument("--cpu-share", type=float, default=0.5)
 
 
+def scale_edges(value: str) -> tuple[int, int]:
+    """``SCALE:EDGES`` of an R-MAT graph (argparse names the option on an error)."""
+    try:
+        scale, edges = (int(x) for x in value.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected SCALE:EDGES, e.g. 20:1200000 (got {value!r})") from None
+    if not (1 <= scale <= 30 and edges > 0):
+        raise argparse.ArgumentTypeError(f"scale in 1..30, edges > 0 (got {value!r})")
+    return scale, edges
+
+
 def rmat(scale: int, edges: int, seed: int = 1, tail: int = 0) -> Path:
     """The R-MAT edge list (a = 0.57; ``tail``: a path appended, see ``write_rmat``),
     generated once under ``data/``."""

@@ -45,7 +45,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from common import points, rmat
+from common import points, rmat, scale_edges
 from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
 from pareto_report import analyse, calibration_scale_out, figures
 
@@ -90,17 +90,6 @@ def extra(ap) -> None:
                          "the maximum down to where the cluster's calibration says tasks slow down so much that "
                          "no larger size finishes sooner), max (stop 29 and before), 1 (a release costs about "
                          "one superstep here, a scale-out registration plus cold executors)")
-
-
-def scale_edges(value: str) -> tuple[int, int]:
-    """``SCALE:EDGES`` of an R-MAT graph (argparse names the option on an error)."""
-    try:
-        scale, edges = (int(x) for x in value.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected SCALE:EDGES, e.g. 20:1200000 (got {value!r})") from None
-    if not (1 <= scale <= 30 and edges > 0):
-        raise argparse.ArgumentTypeError(f"scale in 1..30, edges > 0 (got {value!r})")
-    return scale, edges
 
 
 def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:

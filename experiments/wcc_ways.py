@@ -13,7 +13,7 @@ from typing import Any, Callable, ContextManager
 import numpy as np
 import pandas as pd
 
-from common import rmat
+from common import rmat, scale_edges
 from harness import RESULTS, Collector, cluster, parse_args, warm_up
 
 from algorithms import WeaklyConnectedComponents
@@ -25,19 +25,25 @@ Way = tuple[Callable[[Any], WeaklyConnectedComponents], Callable[[], ContextMana
 
 
 def side_by_side(doc: str, name: str, ways: dict[str, Way],
-                 figures: dict[str, Callable[[pd.DataFrame], float]]) -> int:
+                 figures: dict[str, Callable[[pd.DataFrame], float]], partitions: int | None = 8) -> int:
     """Run ``ways`` (the first is the one judged, the second its reference) and report
     ``job_seconds`` and each of ``figures`` (a run's superstep table -> seconds), paired by rep,
-    first / second; writes ``experiments/results/<name>[_quick].{csv,txt}`` and the superstep
-    tables. Exit status 1 where the labels differ between runs."""
-    args = parse_args(doc, name, lambda ap: ap.add_argument(
-        "--executors", default="1,4", help="comma-separated executor counts (default 1,4)"))
+    first / second; writes ``experiments/results/<name>[_quick|_<graph>].{csv,txt}`` and the
+    superstep tables. ``partitions``: the default of ``--partitions`` (``None``: one task a core,
+    as the Pareto runs). Exit status 1 where the labels differ between runs."""
+    def extra(ap: Any) -> None:
+        ap.add_argument("--executors", default="1,4", help="comma-separated executor counts (default 1,4)")
+        ap.add_argument("--graph", default=None, metavar="SCALE:EDGES", type=scale_edges,
+                        help="the R-MAT graph (a 30-vertex tail appended; default 19:600000, 17:150000 quick)")
+
+    args = parse_args(doc, name, extra, partitions=partitions)
     sizes = [int(x) for x in args.executors.split(",")]
     if any(e < 1 or e > args.workers for e in sizes):
         raise SystemExit(f"--executors {args.executors}: each count must be in 1..{args.workers} (--workers)")
     t0 = time.time()
     runs, rows, reference = Collector(), [], None
-    path = rmat(17, 150_000, tail=12) if args.quick else rmat(19, 600_000, tail=30)
+    path = (rmat(*args.graph, tail=30) if args.graph else
+            rmat(17, 150_000, tail=12) if args.quick else rmat(19, 600_000, tail=30))
     order = list(ways)
     with cluster(args) as (_, spark, note):
         g = load_graph(spark, str(path), "edgelist", partitions=args.partitions)
@@ -81,7 +87,7 @@ def side_by_side(doc: str, name: str, ways: dict[str, Way],
     out.append(f"{time.time() - t0:.0f}s")
     print("\n".join(out))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = "_quick" if args.quick else ""
+    tag = f"_{args.graph[0]}_{args.graph[1]}" if args.graph else "_quick" if args.quick else ""
     df.to_csv(RESULTS / f"{name}{tag}.csv", index=False)
     pd.concat(runs.tables).to_csv(RESULTS / f"{name}{tag}_supersteps.csv", index=False)
     (RESULTS / f"{name}{tag}.txt").write_text("\n".join(out) + "\n")
