@@ -1,0 +1,57 @@
+"""What ``efficiency``'s start plan predicts from a Pareto session's static runs, beside what they measured.
+
+    .venv/bin/python experiments/plan_start_check.py --table pareto_stop52w20b_supersteps.csv [--job wcc]
+
+No Spark: the session's first static run at each size (the ``before`` pass, what
+``pareto.planned_start`` hands the policy) as the past, the model warm-started on them as the
+driver's warm start does, then the whole run predicted at each size as a repeat of the last run
+(:meth:`EfficiencyPolicy.plan_start`'s forecast) next to the runs' own seconds, and the start it
+plans. Why: stop 52's second WCC session started ``efficiency`` at 1 executor on a forecast of
+27.5 s for a run static-1 had just taken 43 s to do.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from harness import RESULTS
+
+from iterflow.loop.records import records
+from iterflow.model.live import LiveModel, warm_start
+from iterflow.model.replay import ReplayModel
+from iterflow.policies import EfficiencyPolicy, Predictor
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", required=True, help="a pareto_<tag>_supersteps.csv (in experiments/results or a path)")
+    ap.add_argument("--job", default="wcc")
+    args = ap.parse_args()
+    path = RESULTS / args.table if not args.table.startswith(("/", ".")) else args.table
+    t = pd.read_csv(path)
+    t = t[(t["job"] == args.job) & t["policy"].str.startswith("static-")]
+    if t.empty:
+        raise SystemExit(f"--table {args.table}: no static runs of job {args.job!r}")
+    first = [g for _, g in t.groupby("run_id", sort=False)]
+    first = list({g["policy"].iloc[0]: g for g in reversed(first)}.values())[::-1]  # each size's first run
+    first.sort(key=lambda g: int(g["executors"].iloc[0]))
+    past = records(pd.concat(first, ignore_index=True))
+    model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=True)), past)
+    W = int(max(g["executors"].iloc[0] for g in first))
+    policy = EfficiencyPolicy(max_executors=W, start_executors=W)
+    want = policy.plan_start(past, model)
+    S = Predictor(past, model, 1.0).seconds(np.arange(1, W + 1), policy._repeat_works(None, extend=True))
+    print(f"{path}: {args.job}, the past: the first static run at each size; the last run: static-{W}")
+    for g, s in zip(first, S):
+        real = float(g["wall_seconds"].sum())
+        print(f"  static-{int(g['executors'].iloc[0])}: measured {real:5.1f}s, predicted as a repeat {s.sum():5.1f}s "
+              f"({s.sum() / real:.2f}x); first supersteps measured "
+              f"{np.round(g['wall_seconds'].to_numpy()[:5], 2).tolist()}, predicted {np.round(s[:5], 2).tolist()}")
+    print(f"  start plan: {want.reason if want else f'none (starts as configured, {W})'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
