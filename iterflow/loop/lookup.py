@@ -10,7 +10,7 @@ iterations look the workset's keys up in their indexed solution set.
 
 Why: a delta iteration's late supersteps touch a few vertices, yet every superstep scanned the
 whole cached adjacency to join those few (WCC on R-MAT 20 with a 30-vertex tail: 230 ms of a
-560 ms tail superstep on one 0.5-core executor, 28 of its 33 supersteps). The filter is a
+560 ms tail superstep on one 0.5-core executor, 27 of its 33 supersteps). The filter is a
 superset (key ranges), never the selection itself: the join that follows selects exactly, so a
 frame not sorted, not cached, or read through a view gives the same rows, only slower.
 """
