@@ -12,6 +12,7 @@ plans. Why: stop 52's second WCC session started ``efficiency`` at 1 executor on
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,17 +30,20 @@ def main() -> int:
     ap.add_argument("--table", required=True, help="a pareto_<tag>_supersteps.csv (in experiments/results or a path)")
     ap.add_argument("--job", default="wcc")
     args = ap.parse_args()
-    path = RESULTS / args.table if not args.table.startswith(("/", ".")) else args.table
+    path = Path(args.table) if args.table.startswith(("/", ".")) else RESULTS / args.table
+    if not path.is_file():
+        raise SystemExit(f"--table {args.table}: no such file ({path})")
     t = pd.read_csv(path)
     t = t[(t["job"] == args.job) & t["policy"].str.startswith("static-")]
     if t.empty:
         raise SystemExit(f"--table {args.table}: no static runs of job {args.job!r}")
-    first = [g for _, g in t.groupby("run_id", sort=False)]
-    first = list({g["policy"].iloc[0]: g for g in reversed(first)}.values())[::-1]  # each size's first run
-    first.sort(key=lambda g: int(g["executors"].iloc[0]))
+    by_size: dict[int, pd.DataFrame] = {}
+    for _, g in t.groupby("run_id", sort=False):  # in run order: each size's first run is kept
+        by_size.setdefault(int(g["executors"].iloc[0]), g)
+    first = [by_size[e] for e in sorted(by_size)]
     past = records(pd.concat(first, ignore_index=True))
     model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=True)), past)
-    W = int(max(g["executors"].iloc[0] for g in first))
+    W = max(by_size)
     policy = EfficiencyPolicy(max_executors=W, start_executors=W)
     want = policy.plan_start(past, model)
     S = Predictor(past, model, 1.0).seconds(np.arange(1, W + 1), policy._repeat_works(None, extend=True))
