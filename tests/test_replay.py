@@ -239,6 +239,23 @@ def test_a_size_measured_before_is_replayed_from_its_own_supersteps():
     assert m.predict_seconds(1, 1.0) == pytest.approx(0.6, rel=0.05)
 
 
+def test_a_size_with_supersteps_near_in_work_is_replayed_from_them_alone():
+    """Stop 52w20b: WCC's heavy superstep measured at 1 executor (6.8 s) sat among its five
+    nearest profiles with the same superstep at 2 executors, carried to 1 slot at 3.5-3.9 s; the
+    relative median (weights 1/y) picked 3.9 s, the whole run at 1 read 27.5 s where static-1
+    had just taken 43 s, and ``efficiency`` started at 1 executor (+46 % runtime). Where the size
+    asked about has supersteps within 2x in work, only they are replayed there."""
+    m = ReplayModel(keep=5)
+    rows = [(1, 1000.0, 6.8, stages([1.5] * 4)), (1, 1.0, 0.6, stages([0.1] * 4))]
+    rows += [(2, 1000.0, 2.0, stages([0.8] * 4)), (2, 1.0, 0.4, stages([0.05] * 4))] * 3
+    m.observe_many(rows)
+    assert m.predict_seconds(1, 1000.0) == pytest.approx(6.8, rel=0.05)
+    assert m.predict_seconds(1, 700.0) == pytest.approx(6.8 * 700 / 1000, rel=0.3)  # the same superstep, scaled
+    assert m.predict_seconds(2, 1000.0) == pytest.approx(2.0, rel=0.05)
+    # a size with none near in work is still replayed from the nearest in work and size
+    assert m.predict_seconds(4, 1000.0) < 2.0
+
+
 def test_earlier_runs_of_flat_work_are_read_over_every_superstep_not_their_latest_few():
     """k-means (flat work): an earlier run at 2 slots ran 1.0 s a superstep but its last five
     read 0.6 s (a noisy machine); at 1 slot 1.5 s, its last five 2.0 s. Before this run measured
