@@ -215,6 +215,33 @@ def test_target_out_of_reach_does_not_double_the_executors_for_a_finish_within_t
     assert p.decide(**H(flat(2, 3, near), near)).executors is None
 
 
+def test_target_out_of_reach_scales_in_to_a_size_it_has_not_run_only_past_the_release_pad():
+    """Stop 52w20b's WCC: behind at 3 executors (its length misread as 45 more supersteps), the
+    replay read 2 executors 8 % faster (it ran 1.27x slower) and the run went 3 -> 2 and missed a
+    target static-3 met. Out of reach, a size below the run's that it has not run counts its
+    finish padded as a release's would be: 8 % faster keeps 3, 30 % faster goes to 2, and 8 %
+    faster at a size the run has measured goes there."""
+    class Below(FakeModel):
+        def __init__(self, gain: float) -> None:
+            super().__init__(1.0, 0.01)
+            self.gain = gain
+
+        def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+            return 10.0 * (1 - self.gain) if scale_out == 2 else 10.0
+
+    for gain, hist_size, want in ((0.08, 3, None), (0.3, 3, 2), (0.08, 2, 2)):
+        m = Below(gain)
+        hist = flat(2, 3, m)
+        if hist_size == 2:
+            hist = flat(2, 2, m) + flat(2, 3, m)
+            for k, r in enumerate(hist):
+                r["superstep"] = k + 1
+        p = TargetPolicy(30, max_executors=4, max_iterations=12, rescale_seconds=0, **QUICK)
+        r = p.decide(**H(hist, m))
+        assert r.executors == want, (gain, hist_size, r.reason)
+        assert "misses the target" in r.reason
+
+
 def test_target_counts_barrier_seconds_in_elapsed():
     m = FakeModel(1.0, 0.01)
     hist = flat(3, 7, m)

@@ -108,12 +108,19 @@ class TargetPolicy(AdaptivePolicy):
                                f"({priced})", prompt=True, priced=True)
             if k is None:
                 # Out of reach even at the most: go where the run is predicted to end first --
-                # the cheapest of the sizes tied for it
-                first = int(np.argmin(paid))
+                # the cheapest of the sizes tied for it. A size below the run's that it has not
+                # run finishes padded as a release's would (the model's error plus UNSEEN_ERROR):
+                # stop 52w20b's WCC, behind at 3 on a misread length, went to 2 on a replay that
+                # read 2 8 % faster (it ran 1.27x slower) and missed a target 3 met
+                ran = {r.executors for r in ctx.history}
+                below = np.array([e < ctx.current and e not in ran for e in E])
+                pad = np.where(below, release_pad(ctx.predictor.error or 0.0, False, below), 1.0)
+                first = int(np.argmin(paid * pad))
                 # tied: the rest of the run within EARLIEST_TIE of the earliest's (the model errs on
                 # the rest, not on what ran); never below where the run is unless the earliest is (a
                 # scale-in while behind would skip a release's pads)
-                k = cheapest(float(paid[first]) * (1 + EARLIEST_TIE), least=min(ctx.current, int(E[first])))
+                k = cheapest(float(paid[first] * pad[first]) * (1 + EARLIEST_TIE),
+                             least=min(ctx.current, int(E[first])), pad=pad)
                 k = first if k is None else k
                 most = f"{ctx.hi} executors" + (" (all there are now)" if ctx.hi < self.max_executors else "")
                 tie = (f"; {E[k]} executors finish {elapsed + paid[k]:.1f}s, the rest within {EARLIEST_TIE:.0%} for "
