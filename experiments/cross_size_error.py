@@ -27,6 +27,10 @@ Stop 40: the profiles replayed are the nearest in size as well as in work, kept 
 (``ReplayModel.nearest``). Over eleven WCC sessions (stop33w-stop39w2, 1980 predictions):
 median |error| 13.1 % (14.0 % before), mean 17.2 % (19.8 %), 57 % within 15 % (52 %); PageRank
 and k-means (stop34, stop37pk, stop40pk) unchanged (9.6 % and 13.1 %).
+
+Stop 53: a size with supersteps measured within 2x in work is replayed from them alone
+(``ReplayModel.nearest``). Fourteen sessions (stop44pk-stop52w20b, ``cross_size_error_stop53.txt``):
+WCC median |error| 14.0 % (15.5 %), 53 % within 15 % (48 %); PageRank and k-means unchanged.
 """
 from __future__ import annotations
 
