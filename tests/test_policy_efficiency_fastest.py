@@ -356,3 +356,21 @@ def test_fastest_goes_straight_down_when_a_staircase_pays_two_releases():
     assert cheap.executors == 2 and "plan 2..1" in cheap.reason, cheap.reason
     assert dear.executors == 1 and "over budget at 3" in dear.reason, dear.reason
     assert "plan 1..1 executors: 11.0s" in dear.reason  # 9.0 s at 1 and one release, 2.0 s
+
+
+def test_the_past_at_the_maximum_is_the_measured_past_times_the_models_ratio_not_its_level():
+    """Stop 53w20b: the model's level follows the run's latest supersteps, and one fast tail
+    superstep moved WCC's predicted past at 4 executors by a fifth while ``elapsed`` is measured;
+    ``efficiency`` read itself behind its bound and never counted its release three barriers in a
+    row. What the supersteps run at 3 would have taken at 4 is their measured time times the
+    model's 4-to-3 ratio, whatever its level; the first superstep at a new size (cold) is
+    predicted, its excess not carried."""
+    from iterflow.policies import Predictor
+
+    hist = records([row(1, 3, 2.0), row(2, 3, 2.0), row(3, 2, 5.0), row(4, 2, 3.0)])
+    for level in (1.0, 0.5):  # the same ratio between sizes at two levels
+        m = Table({10_000.0: {2: 3.0 * level, 3: 2.0 * level, 4: 1.5 * level}})
+        p = Predictor(hist, m, 1.0)
+        # 2 x 2.0 x 1.5/2.0 (measured at 3) + 1.5·level (cold at 2: predicted) + 3.0 x 1.5/3.0
+        assert p.ran_at(hist, 4) == pytest.approx(3.0 + 1.5 * level + 1.5)
+        assert p.ran_at(hist, 3) == pytest.approx(4.0 + 2.0 * level + 2.0)
