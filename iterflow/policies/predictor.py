@@ -69,7 +69,7 @@ class Predictor:
 
         Why the ratio and not the prediction: the model's level follows this run's latest
         supersteps, and one fast tail superstep moved WCC's predicted past at 4 executors by a
-        fifth (11.1 -> 8.8 -> 12.0 s at barriers 6-8, stop 53w20b) while ``elapsed`` is measured:
+        fifth (10.0 -> 7.7 -> 11.0 s at barriers 6-8, stop 53w20b) while ``elapsed`` is measured:
         ``efficiency`` read itself behind its bound at barriers 7 and 12, its release to 1 never
         counted three barriers in a row, and it kept 3 (32 % saved where 3 -> 1 saves 57 %)."""
         out, prev = 0.0, None
