@@ -213,17 +213,24 @@ def main() -> int:
     return 0
 
 
+def start_plan(policy: Any, tables: list[pd.DataFrame], follow: bool, cluster_past: Any = ()) -> tuple[Any, Any, list]:
+    """``policy``'s start plan from the static runs ``tables`` (a ``Want`` or ``None``), with the
+    model and the past it planned on (``plan_start_check.py`` prints them). ``follow``: the
+    runs' partition count follows their cores (the driver's model then re-cuts stages, so must
+    this one); ``cluster_past``: the calibration's records, which price a scale-out as the
+    driver's warm start has them do."""
+    past = records(pd.concat(tables, ignore_index=True))
+    model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=follow)), past)  # as the driver's warm start
+    policy.learn_rescales([*records(cluster_past), *past], scale_ins=past)
+    return policy.plan_start(past, model), model, past
+
+
 def planned_start(policy: Any, tables: list[pd.DataFrame], follow: bool, cluster_past: Any = ()) -> int:
     """Where ``policy`` (``fastest``, ``efficiency``) plans to start from the static runs (what
     the driver asks it before the input is loaded, :meth:`IterationDriver.planned_start`), so
     that the run is warmed at that size as each static run is at its own: a planned start is no
-    scale-out. ``follow``: the runs' partition count follows their cores (the driver's model
-    then re-cuts stages, so must this one); ``cluster_past``: the calibration's records, which
-    price a scale-out as the driver's warm start has them do."""
-    past = records(pd.concat(tables, ignore_index=True))
-    model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=follow)), past)  # as the driver's warm start
-    policy.learn_rescales([*records(cluster_past), *past], scale_ins=past)
-    want = policy.plan_start(past, model)
+    scale-out. See :func:`start_plan`."""
+    want, _, _ = start_plan(policy, tables, follow, cluster_past)
     start = want.executors if want else policy.start_executors
     print(f"  {policy.name}: {want.reason if want else f'starts as configured, {start} executor(s)'}", flush=True)
     return start

@@ -2,9 +2,10 @@
 
     .venv/bin/python experiments/plan_start_check.py --table pareto_stop52w20b_supersteps.csv [--job wcc]
 
-No Spark: the session's first static run at each size (the ``before`` pass, what
-``pareto.planned_start`` hands the policy) as the past, the model warm-started on them as the
-driver's warm start does, then the whole run predicted at each size as a repeat of the last run
+No Spark: the session's first static run at each size (the ``before`` pass) planned on as
+``pareto.start_plan`` does for the session's ``efficiency`` (the model warm-started on them, the
+rescales priced from the session's cluster profile, ``pareto_<tag>_cluster_profile.json``, where
+it is there), then the whole run predicted at each size as a repeat of the last run
 (:meth:`EfficiencyPolicy.plan_start`'s forecast) next to the runs' own seconds, and the start it
 plans. Why: stop 52's second WCC session started ``efficiency`` at 1 executor on a forecast of
 27.5 s for a run static-1 had just taken 43 s to do.
@@ -12,16 +13,16 @@ plans. Why: stop 52's second WCC session started ``efficiency`` at 1 executor on
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from harness import RESULTS
+from pareto import start_plan
 
-from iterflow.loop.records import records
-from iterflow.model.live import LiveModel, warm_start
-from iterflow.model.replay import ReplayModel
+from iterflow.cluster.profile import ClusterProfile
 from iterflow.policies import EfficiencyPolicy, Predictor
 
 
@@ -41,13 +42,15 @@ def main() -> int:
     for _, g in t.groupby("run_id", sort=False):  # in run order: each size's first run is kept
         by_size.setdefault(int(g["executors"].iloc[0]), g)
     first = [by_size[e] for e in sorted(by_size)]
-    past = records(pd.concat(first, ignore_index=True))
-    model = warm_start(LiveModel(replay=ReplayModel(tasks_follow_slots=True)), past)
+    prof = path.with_name(path.name.replace("_supersteps.csv", "_cluster_profile.json"))
+    cluster = (ClusterProfile.from_dict(json.loads(prof.read_text()), str(prof)).records()
+               if prof != path and prof.is_file() else [])
     W = max(by_size)
     policy = EfficiencyPolicy(max_executors=W, start_executors=W)
-    want = policy.plan_start(past, model)
+    want, model, past = start_plan(policy, first, True, cluster)
     S = Predictor(past, model, 1.0).seconds(np.arange(1, W + 1), policy._repeat_works(None, extend=True))
-    print(f"{path}: {args.job}, the past: the first static run at each size; the last run: static-{W}")
+    print(f"{path}: {args.job}, the past: the first static run at each size; the last run: static-{W}; "
+          f"rescales priced from {prof.name if cluster else 'the priors (no cluster profile beside the table)'}")
     for g, s in zip(first, S):
         real = float(g["wall_seconds"].sum())
         print(f"  static-{int(g['executors'].iloc[0])}: measured {real:5.1f}s, predicted as a repeat {s.sum():5.1f}s "
