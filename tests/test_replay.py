@@ -272,3 +272,23 @@ def test_earlier_runs_of_flat_work_are_read_over_every_superstep_not_their_lates
     for _ in range(3):
         m.observe(4, 5.0, 0.8, tasks)  # this run, at 4 slots: the level; 1 and 2 keep their shape
     assert m.predict_seconds(1, 5.0) / m.predict_seconds(2, 5.0) == pytest.approx(1.5, rel=0.05)
+
+
+def test_a_tasks_fixed_cost_is_fitted_where_work_spans_not_read_off_the_shortest_task():
+    """WCC's tail at 3 slots: each stage 3 tasks of ~90 ms whatever the work (at 1 slot it ran one
+    of 93 ms), plus a 6 ms stage. Re-cut with the shortest task as the fixed cost, the tail's 3
+    tasks merged into one of ~0.26 s and 1 executor read ~2x slower than it ran (stop 53w20d)."""
+    m = ReplayModel(tasks_follow_slots=True)
+    for work in (300_000.0, 300_000.0, 300_000.0, 100_000.0, 4_000.0, 130.0, 30.0, 25.0, 25.0):
+        task = 0.09 + 1e-5 * work  # a fixed cost a task, the rest follows the work
+        m.observe(3, work, 3 * task + 0.006 + 0.2, stages([task] * 3, [task] * 3, [task] * 3, [0.006] * 3))
+    # the tail at 1 slot: a task a stage, each its fixed cost (shortest task: 3 x 90 ms merged)
+    assert m.predict_seconds(1, 25.0) == pytest.approx(0.2 + 3 * 0.09 + 0.006, rel=0.1)
+    # a heavy superstep still divides its work: 3 tasks of 3.09 s merged into one of ~9.1 s
+    assert m.predict_seconds(1, 300_000.0) == pytest.approx(0.2 + 3 * (3 * 3.0 + 0.09) + 0.006, rel=0.05)
+    from iterflow.model.replay import task_fixed_cost
+
+    assert m.task_overhead == pytest.approx(0.09, rel=0.1)
+    # flat work cannot tell a fixed cost from work: the shortest task, as before
+    flat = [(((0.5, 0.5), (0.1, 0.12)), 100.0)] * 4
+    assert task_fixed_cost(flat) == pytest.approx(0.1)

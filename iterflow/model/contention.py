@@ -151,11 +151,11 @@ def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
     """:func:`task_seconds` of model rows ``(slots, work, seconds, stage_tasks)``. Every task,
     not a mean per superstep: one job's short and long tasks at two sizes are what tell the
     fixed cost per task from the stretch (:func:`per_size`)."""
-    from iterflow.model.replay import Profile, recut, shortest_task
+    from iterflow.model.replay import Profile, recut, task_fixed_cost
 
     profs = [p for p in (Profile.parse(*row) for row in rows) if p is not None]
     base = min(profs, key=lambda p: p.slots, default=None)
-    least = shortest_task(p.stages for p in profs)
+    least = task_fixed_cost((p.stages, p.work) for p in profs)
     out: dict[float, list[float]] = {}
     for prof in profs:  # where the count followed the cores, tasks cut as at the base size, then compared
         stages = recut(prof.stages, prof.slots, base.slots, least) if _follows(prof, base) else prof.stages
@@ -253,11 +253,11 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
         return found
     base = min(m for m in stages if stages[m] == stages[max(stages)])
     at_base = [p for p in profiles if p.slots == base]
-    from iterflow.model.replay import shortest_task
+    from iterflow.model.replay import task_fixed_cost
 
     # the stages' task counts followed the slots: the replay re-cuts them (as ReplayModel does)
     follows = len({len(p.stages[0]) for p in profiles}) > 1
-    follow = shortest_task(p.stages for p in profiles) if follows else None
+    follow = task_fixed_cost((p.stages, p.work) for p in profiles) if follows else None
     terms = {m: (a, b) for m, a, b in found.sizes}
     a_base = terms.get(base, (1.0, 0.0))[0]
     rel = {m: (a / a_base, b) for m, (a, b) in terms.items()}

@@ -75,16 +75,47 @@ def resplit(durations: Sequence[float], n: int, overhead: float) -> list[float]:
 def recut(stages: Sequence[Sequence[float]], slots: float, to: float, overhead: float) -> tuple[tuple[float, ...], ...]:
     """Every stage of a superstep measured at ``slots`` re-cut (:func:`resplit`) to its task
     count at ``to`` slots, the tasks a slot kept (one count rule for the model, the contention
-    fit and the simulator)."""
+    fit and the simulator). A stage's fixed cost a task is at most its shortest task: no task
+    costs less than it."""
     if to == slots:
         return tuple(tuple(s) for s in stages)
-    return tuple(tuple(resplit(s, max(1, round(len(s) * to / slots)), overhead)) for s in stages)
+    return tuple(tuple(resplit(s, max(1, round(len(s) * to / slots)), min(overhead, min(s, default=0.0))))
+                 for s in stages)
 
 
 def shortest_task(stages: Iterable[Sequence[Sequence[float]]]) -> float:
-    """A task's fixed cost as the re-cut reads it: the shortest task of any of ``stages`` (a
-    converging job's tail: ~all of each task; one task a stage at one core cannot tell it)."""
+    """A task's fixed cost at its least: the shortest task of any of ``stages`` (what the
+    re-cut takes where :func:`task_fixed_cost` cannot be fitted)."""
     return min((min(st) for s in stages for st in s if len(st)), default=0.0)
+
+
+def task_fixed_cost(supersteps: Iterable[tuple[Sequence[Sequence[float]], float]]) -> float:
+    """A task's fixed cost as the re-cut reads it, from ``(stages, work)`` of measured
+    supersteps: ``task seconds = a·tasks + b·work`` fitted on them (least relative squares,
+    both >= 0) where their work spans at least 2x, ``a``; else (flat work: the two cannot be
+    told apart) :func:`shortest_task`. One rule for the model, the contention fit and the
+    simulator.
+
+    Why not the shortest task alone: a converging job's tail is all fixed cost, but not the
+    shortest stage's. WCC's tail stages ran 3 tasks of 86-92 ms at 3 slots and one of 93 ms at 1;
+    re-cut with the shortest task (6 ms) as the fixed cost, the 3 merged into one of 250 ms and
+    the tail read ~2x slower at 1 executor than it ran (0.8-1.1 s against 0.45 s), so ``target``
+    kept 3 executors through a tail 1 ran as fast (stop 53w20d)."""
+    rows = [(stages, float(work)) for stages, work in supersteps]
+    least = shortest_task(st for st, _ in rows)
+    w = np.array([wk for _, wk in rows], float)
+    if (w > 0).sum() < 3 or w.max() < 2 * w[w > 0].min():
+        return least
+    a = 0.0
+    for _ in range(2):  # again without the stages shorter than the first fit's cost: theirs is less
+        kept = [[s for s in st if len(s) and min(s) >= a] for st, _ in rows]
+        n = np.array([sum(len(s) for s in st) for st in kept], float)
+        y = np.array([sum(sum(s) for s in st) for st in kept], float)
+        ok = (w > 0) & (y > 0) & (n > 0)
+        if ok.sum() < 3:
+            break
+        (a, _), _ = nnls(np.column_stack([n[ok], w[ok]]) / y[ok, None], np.ones(int(ok.sum())))
+    return max(least, float(a))
 
 
 # Where a size has supersteps measured within this distance in log work (2x) of the one asked
@@ -314,10 +345,10 @@ class ReplayModel:
 
     @property
     def task_overhead(self) -> float:
-        """A task's fixed cost over the supersteps observed (:func:`shortest_task`), found once
-        per observation, not per prediction."""
+        """A task's fixed cost over the supersteps observed (:func:`task_fixed_cost`), found
+        once per observation, not per prediction."""
         if self._overhead is None:
-            self._overhead = shortest_task(p.stages for p in self.profiles)
+            self._overhead = task_fixed_cost((p.stages, p.work) for p in self.profiles)
         return self._overhead
 
     def _ratio_of(self, slots: float, obs: list[tuple[float, float]], near: bool = False) -> float:

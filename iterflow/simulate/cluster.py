@@ -46,7 +46,7 @@ from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, Supe
 from iterflow.loop.rescales import cold_run, light_release
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
-from iterflow.model.replay import ReplayModel, makespan, recut, shortest_task
+from iterflow.model.replay import ReplayModel, makespan, recut, task_fixed_cost
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
 
@@ -273,7 +273,7 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     executors = planned.executors if planned is not None and planned_start else executors
     stages_of = weak_scaled(run.steps, scale_input, seed)
     start_parts = max(run.steps[0].partitions, 1) if not follow else 0  # 0: the count follows the cores
-    overhead = shortest_task(stages_of)
+    overhead = task_fixed_cost(zip(stages_of, (s.work for s in run.steps)))
     E, joins, asked = int(executors), [], None   # joins: seconds until each pending executor registers
     parts = parts_at(start_parts, E * cores)
     history: list[SuperstepRecord] = []
