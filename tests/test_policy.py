@@ -126,6 +126,26 @@ def test_an_unconfirmed_trend_reads_at_least_its_longest_recent_count_counted_do
     assert fc(13).remaining == true_left - 13  # confirmed: the count itself, no longer the longest
 
 
+def test_a_cautious_count_carries_the_expected_one_the_trends_own_at_least_as_many_again_as_done():
+    """Where the longest recent reading makes the count cautious, the forecast also says what it
+    expects: the trend's own reading, at least as many again as done (the guess with no trend),
+    never more than the cautious count. Stop 53w20d's WCC read 45 and 57 left in its heavy phase
+    (30 and 29 were); the cautious count held 52-56 through barrier 9 while 28-24 were left."""
+    plan = RunPlan(max_iterations=1000, tol=0.0)
+
+    def fc(i, deltas=WCC_DELTAS):
+        return forecast(records([row(k, 4, 1.0, delta=float(deltas[k - 1])) for k in range(1, i + 1)]), plan)
+
+    f = fc(6)
+    assert f.expected is not None and f.likely is f.expected
+    assert 6 <= f.expected.remaining < f.remaining and f.expected.works.size >= 1
+    assert f"~{f.expected.remaining} expected" in f.how
+    f13 = fc(13)
+    assert f13.expected is None and f13.likely is f13  # confirmed: one count
+    flat = forecast(records([row(k, 4, 1.0, delta=1.0) for k in range(1, 5)]), RunPlan(max_iterations=10))
+    assert flat.expected is None and flat.likely is flat  # a known count is not cautious
+
+
 def test_a_guess_is_never_confirmed_even_where_earlier_counts_led_to_it():
     """Trend readings of 12 and 11 supersteps left at barriers 8 and 9, then no trend at 10: the
     "as many again as done" guess (10) is not a count anyone counted down to."""

@@ -336,3 +336,27 @@ def test_target_takes_the_cheapest_size_that_still_meets_when_none_keeps_the_mar
     r = TargetPolicy(78 + 55, max_executors=16, max_iterations=10, rescale_seconds=0, **QUICK).decide(
         **H(flat(3, 4, m), m))
     assert r.executors == 15 and "no size keeps the 10% margin; 15 executors still finish" in r.reason
+
+
+def test_a_cautious_count_releases_a_tail_that_runs_as_fast_and_guards_one_that_runs_slower():
+    """WCC at barrier 7, just after its work collapsed: the count is cautious (26 left, the
+    longest recent reading) and 7 are expected (as many again as done). A tail that runs as fast
+    on 1 executor as on 4 is released on the expected count -- the cautious one is no risk to the
+    finish (stop 53w20d held 3 executors through barriers 5-11 of a tail 1 ran as fast); one
+    that runs slower on fewer executors is released only as far as the cautious count still
+    meets the target at (stop 42's releases to a slow size for a tail read short)."""
+    from test_policy import WCC_DELTAS
+
+    opts = dict(max_executors=4, max_iterations=1000, tol=0.0, **QUICK)
+
+    def history(m):
+        return [row(k, 4, m.predict_seconds(4, 10_000), delta=float(WCC_DELTAS[k - 1])) for k in range(1, 8)]
+
+    same = FakeModel(0.5, 0.0)  # 0.5 s a superstep at any size
+    hist = history(same)
+    r = TargetPolicy(7 * 0.5 + 15.0, **opts).decide(**H(hist, same))
+    assert r.executors == 2 and "26 left: as fast as 4" in r.reason, r.reason  # at most half: a fitted curve
+    slower = FakeModel(0.1, 0.0002)  # 0.6 s at 4, 2.1 s at 1
+    hist = history(slower)
+    r = TargetPolicy(7 * 0.6 + 20.0, **opts).decide(**H(hist, slower))
+    assert r.executors == 3, r.reason  # 1 or 2 would run the cautious 26 past the target

@@ -10,7 +10,10 @@
   barriers, counted down (:func:`_earlier`): a shrinking job's trend reads short right
   after its work collapses. WCC's read 2, 18, 29, 1, 3, 2, 3, 6, 27 left at its first barriers
   where 31, 30, 29, 28, ... were: the 29 was right, and the 1-6 after it released executors for
-  a tail read as 1-6 supersteps that ran 24-28 more.
+  a tail read as 1-6 supersteps that ran 24-28 more. That is the cautious count; the count
+  ``expected`` beside it is the trend's own reading, at least as many again as done (the guess
+  with no trend): WCC's heavy phase read 45 and 57 left (a geometric fit of its first deltas)
+  where 30 and 29 were, and the cautious count held 52-56 left through barrier 9 while 28-24 were.
 * A run that repeats an earlier one (the same program, input and cluster: ``repeat``, the earlier
   run's work per superstep) takes both from it where its own horizon is a guess or a trend:
   WCC's trend read 2, 18, 29, 1, 3, 2, 3, 6, 27 supersteps left at its first barriers, where
@@ -23,7 +26,7 @@ predicting 64.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -56,10 +59,16 @@ class Forecast:
     how: str             # where ``remaining`` came from, for reasons
     estimated: bool = True  # ``remaining`` from a convergence trend or a guess, not a known count
     confirmed: bool = False  # a trend's count the last CONFIRM barriers counted down to, one by one
+    expected: "Forecast | None" = None  # where ``remaining`` is the cautious count: the likely one
 
     @property
     def next_work(self) -> float:
         return float(self.works[0])
+
+    @property
+    def likely(self) -> "Forecast":
+        """The forecast with the expected count (itself where the count was not made cautious)."""
+        return self.expected if self.expected is not None else self
 
 
 def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequence[float] | None = None) -> Forecast:
@@ -83,21 +92,32 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
     trend = h.estimated and h.left is not None
     earlier = _earlier(history, plan, max(plan.window, CONFIRM)) if trend else []
     confirmed = trend and _counted_down(history, earlier, n)
+    expected = None
     if trend and not confirmed:
         longest = max((x for x in earlier[:plan.window] if x is not None), default=0)
+        likely = n
         if longest > n:
+            likely = min(max(n, i), longest)
             n = longest if h.bound is None else min(longest, h.bound)
             how = (f"~{n} supersteps left: the longest reading of the last {plan.window} barriers, counted "
                    f"down (now: {how.split('left: ', 1)[-1]})")
-    ks = np.arange(1, n + 1, dtype=float)
+        if likely < n:
+            expected = _sampled(_works(likely, w_last, slope), samples, f"~{likely} expected", True)
+            how += f"; ~{likely} expected (the trend's reading, at least as many again as done)"
+    works = _works(n, w_last, slope)
     if slope is not None and slope < -1e-6:
-        works = w_last * np.exp(slope * ks)
         how += f"; work x{math.exp(slope):.2f}/superstep from {w_last:.4g}"
-    else:
-        works = np.full(n, w_last)
     if confirmed:
         how += f"; counted down to at the last {CONFIRM} barriers: taken as known"
-    return _sampled(works, samples, how, h.estimated, confirmed)
+    return replace(_sampled(works, samples, how, h.estimated, confirmed), expected=expected)
+
+
+def _works(n: int, w_last: float, slope: float | None) -> np.ndarray:
+    """The work of the next ``n`` supersteps: decayed by the window's ``slope`` of log work
+    where it falls (a shrinking active set), else flat."""
+    if slope is not None and slope < -1e-6:
+        return w_last * np.exp(slope * np.arange(1, n + 1, dtype=float))
+    return np.full(n, w_last)
 
 
 def _earlier(history: History, plan: RunPlan, back: int) -> list[int | None]:

@@ -59,6 +59,11 @@ class TargetPolicy(AdaptivePolicy):
       band here cost PageRank on the emulated cluster 1.42x the executor-seconds of the
       cheapest static size (targets of 18-26 s kept 4 executors where 2-3 met them), and
       the replay predicted the smaller size ~25 % slow, not fast (1.66 s against 1.3 s).
+    * where the run's count is the forecast's cautious one (a trend's longest recent reading,
+      :class:`~iterflow.policies.forecast.Forecast` ``expected``), ``T(e)`` is read on the
+      expected count, and a release must also hold at the cautious one: the size still meets
+      the target there, or runs the rest no slower than the current size within the model's
+      error (:func:`~iterflow.policies.pads.release_pad` without the horizon term).
     """
 
     name = "target"
@@ -79,18 +84,30 @@ class TargetPolicy(AdaptivePolicy):
         left = self.target_seconds - elapsed
         E = ctx.candidates
         delay, late = self.registration_delay(ctx.history)  # more executors help only once there
-        T = ctx.predictor.total(E, ctx.forecast, mean_barrier(ctx.history), current=ctx.current, delay=delay)
-        tc = float(ctx.predictor.total([ctx.current], ctx.forecast, mean_barrier(ctx.history))[0])
+        fc, bar = ctx.forecast.likely, mean_barrier(ctx.history)  # the expected count (see below)
+        T = ctx.predictor.total(E, fc, bar, current=ctx.current, delay=delay)
+        tc = float(ctx.predictor.total([ctx.current], fc, bar)[0])
         # every other size pays its rescale's price (pause, cold supersteps) inside the finish;
         # the size a scale-out still starting goes to has been paid for once already
         up, how = self.rescale_cost(ctx.history)
         down, _ = self.scale_in_prices(ctx.history, E, ctx.current)
-        paid = T + np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
+        price = np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
+        paid = T + price
+        # Where the count is the cautious one (Forecast.expected: a trend's reading made long
+        # after WCC's work collapsed), the run is planned on the expected count, and a release
+        # must hold at the cautious count too: still meeting the target, or running the rest no
+        # slower than the current size (its price aside). A tail that runs as fast on fewer
+        # executors is no risk to the finish, one that runs slower is (stop 42's releases).
+        cautious = None
+        if fc is not ctx.forecast:
+            cautious = (ctx.predictor.total(E, ctx.forecast, bar, current=ctx.current, delay=delay),
+                        float(ctx.predictor.total([ctx.current], ctx.forecast, bar)[0]))
 
-        def cheapest(goal: float, least: int = 0, pad: Any = 1.0) -> int | None:
+        def cheapest(goal: float, least: int = 0, pad: Any = 1.0, allowed: Any = True) -> int | None:
             """Index in ``E`` of the fewest predicted executor-seconds finishing within ``goal``
-            (among the sizes of at least ``least`` executors; each finish times ``pad``)."""
-            ok = np.flatnonzero((paid * pad <= goal) & (E >= least))
+            (among the sizes of at least ``least`` executors and ``allowed``; each finish times
+            ``pad``)."""
+            ok = np.flatnonzero((paid * pad <= goal) & (E >= least) & allowed)
             return int(ok[np.argmin(E[ok] * paid[ok])]) if ok.size else None
 
         head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
@@ -140,18 +157,24 @@ class TargetPolicy(AdaptivePolicy):
             half = ctx.lo if ctx.predictor.replays else math.ceil(ctx.current / 2)
             unsure = ctx.forecast.estimated and not ctx.forecast.confirmed  # a count read off a trend
             ran = {r.executors for r in ctx.history}
-            pad = release_pad(err, unsure, np.array([e not in ran for e in E]))
+            unseen = np.array([e not in ran for e in E])
+            pad = release_pad(err, unsure, unseen)
             goal = left / (1 + self.margin)
-            k = best = cheapest(goal, pad=pad)
+            safe, guard = True, ""
+            if cautious is not None:  # as fast as the current size within the model's error there
+                Tc, now = cautious
+                safe = (Tc + price <= left) | (Tc <= now * release_pad(err, False, unseen))
+                guard = f" (at ~{ctx.forecast.remaining} left: as fast as {ctx.current} or within the target)"
+            k = best = cheapest(goal, pad=pad, allowed=safe)
             if best is not None and E[best] < half:
-                k = cheapest(goal, least=half, pad=pad)
+                k = cheapest(goal, least=half, pad=pad, allowed=safe)
                 head += f"; {int(E[best])} would do, at most half the executors a release"
             if k is not None and E[k] < ctx.current:
                 e = int(E[k])
                 # not ``priced``: the release must also save more executor-seconds than its price
                 # holds (WCC released 4 -> 1 for a predicted saving of 0 with 2 supersteps "left";
                 # 26 were, and the first at 1 executor re-read the graph for 6.2 s)
-                return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + paid[k]:.1f}s "
+                return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + paid[k]:.1f}s{guard} "
                                f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})",
                             prompt=self.prompt_release or (self.prompt_release is None
                                                            and not unsure))
