@@ -12,7 +12,6 @@ output files (``simulator_calibration_TAG*``).
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from iterflow.simulate.calibrate import GOAL_ERROR, GOAL_SAME, calibrate, policy_of, repeatability  # noqa: E402
-from iterflow.simulate.cluster import Params, learn  # noqa: E402
+from iterflow.simulate.calibrate import (GOAL_ERROR, GOAL_SAME, calibrate, from_profile, load_profile,  # noqa: E402,F401
+                                        policy_of, repeatability)
+from iterflow.simulate.cluster import learn  # noqa: E402
 from iterflow.simulate.recorded import load  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -180,29 +180,6 @@ def merged(rows: list[dict[str, Any]]) -> dict[str, Any]:
     first["same_decisions"] = float(np.nanmean([r["same_decisions"] for r in rows]))
     first["base"] = " + ".join(str(r["base"]) for r in rows)
     return first
-
-
-def load_profile(path: Path) -> Any:
-    """A cluster profile (JSON written by pareto.py, or one entry of cluster-profiles.json)."""
-    from iterflow.cluster.profile import ClusterProfile
-
-    return ClusterProfile.from_dict(json.loads(path.read_text()), str(path))
-
-
-def from_profile(profile: Any) -> Params:
-    """The simulator's parameters from a cluster calibration (``iterflow cluster calibrate``'s
-    job, :mod:`iterflow.app.calibrate`): its records' rescales and cold supersteps give the
-    latencies, its per-size task seconds the task slow-down (where it measured none, the
-    priors say so)."""
-    from dataclasses import replace
-
-    rows = profile.records()
-    params = learn([rows])
-    slow = profile.contention(rows)
-    how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
-    return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead, contention_sizes=slow.sizes,
-                   contention_walls=slow.walls,
-                   sources={**params.sources, "contention_beta": how, "contention_overhead": how})
 
 
 def report(df: pd.DataFrame, used: list[str], params, repeats: dict[str, list[float]]) -> str:

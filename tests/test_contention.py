@@ -237,7 +237,8 @@ def shaped_job(m: int, works: list[float], slow: dict[int, float], outside: floa
     """A superstep at ``m`` slots whose partition count follows the slots: each stage's work
     split into ``m`` tasks, each stretched by ``slow[m]`` plus a fixed ``each``; beyond 1
     partition Spark plans one stage more (a 1-task one), as it does PageRank's."""
-    from iterflow.model.replay import Profile, makespan
+    from iterflow.model.replay import Profile
+    from iterflow.model.tasks import makespan
 
     stages = [tuple(w / m * slow[m] + each for _ in range(m)) for w in works]
     if m > 1:

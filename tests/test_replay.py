@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction, makespan, resplit
+from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction
+from iterflow.model.tasks import makespan, resplit
 
 
 def stages(*durations_s):
@@ -286,7 +287,7 @@ def test_a_tasks_fixed_cost_is_fitted_where_work_spans_not_read_off_the_shortest
     assert m.predict_seconds(1, 25.0) == pytest.approx(0.2 + 3 * 0.09 + 0.006, rel=0.1)
     # a heavy superstep still divides its work: 3 tasks of 3.09 s merged into one of ~9.1 s
     assert m.predict_seconds(1, 300_000.0) == pytest.approx(0.2 + 3 * (3 * 3.0 + 0.09) + 0.006, rel=0.05)
-    from iterflow.model.replay import task_fixed_cost
+    from iterflow.model.tasks import task_fixed_cost
 
     assert m.task_overhead == pytest.approx(0.09, rel=0.1)
     # flat work cannot tell a fixed cost from work: the shortest task, as before

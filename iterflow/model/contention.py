@@ -151,7 +151,8 @@ def row_task_seconds(rows: Iterable[Sequence[Any]]) -> dict[float, list[float]]:
     """:func:`task_seconds` of model rows ``(slots, work, seconds, stage_tasks)``. Every task,
     not a mean per superstep: one job's short and long tasks at two sizes are what tell the
     fixed cost per task from the stretch (:func:`per_size`)."""
-    from iterflow.model.replay import Profile, recut, task_fixed_cost
+    from iterflow.model.replay import Profile
+    from iterflow.model.tasks import recut, task_fixed_cost
 
     profs = [p for p in (Profile.parse(*row) for row in rows) if p is not None]
     base = min(profs, key=lambda p: p.slots, default=None)
@@ -253,7 +254,7 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
         return found
     base = min(m for m in stages if stages[m] == stages[max(stages)])
     at_base = [p for p in profiles if p.slots == base]
-    from iterflow.model.replay import task_fixed_cost
+    from iterflow.model.tasks import task_fixed_cost
 
     # the stages' task counts followed the slots: the replay re-cuts them (as ReplayModel does)
     follows = len({len(p.stages[0]) for p in profiles}) > 1

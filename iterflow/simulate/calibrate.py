@@ -14,10 +14,13 @@ other sizes (that would leak what is being checked). Goal (the issue's): within 
 """
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Sequence
 
-from iterflow.simulate.cluster import Params, plan_of, simulate
+from iterflow.simulate.cluster import Params, learn, plan_of, simulate
 from iterflow.simulate.recorded import RecordedRun, cost, runtime
 from iterflow.simulate.whatif import Setup, build
 
@@ -109,3 +112,24 @@ def repeatability(runs: Sequence[RecordedRun], key: Any = None) -> list[float]:
             if others and t > 0:
                 errors.append(math.exp(sum(others) / len(others)) / t - 1)
     return errors
+
+
+def load_profile(path: str | Path) -> Any:
+    """A cluster profile (JSON written by pareto.py, or one entry of cluster-profiles.json)."""
+    from iterflow.cluster.profile import ClusterProfile
+
+    return ClusterProfile.from_dict(json.loads(Path(path).read_text()), str(path))
+
+
+def from_profile(profile: Any) -> Params:
+    """The simulator's parameters from a cluster calibration (``iterflow cluster calibrate``'s
+    job, :mod:`iterflow.app.calibrate`): its records' rescales and cold supersteps give the
+    latencies, its per-size task seconds the task slow-down (where it measured none, the
+    priors say so)."""
+    rows = profile.records()
+    params = learn([rows])
+    slow = profile.contention(rows)
+    how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
+    return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead, contention_sizes=slow.sizes,
+                   contention_walls=slow.walls,
+                   sources={**params.sources, "contention_beta": how, "contention_overhead": how})

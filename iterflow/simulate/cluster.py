@@ -6,7 +6,7 @@ model, so the model cannot also be the judge. Superstep ``i`` at ``E`` executors
     wall = outside_i + Σ_stages list-schedule(contention(tasks, recorded slots -> slots)
                                               on the slots there are)
 
-stages one after the other (:func:`iterflow.model.replay.makespan` with each slot's ready
+stages one after the other (:func:`iterflow.model.tasks.makespan` with each slot's ready
 time; ``contention``: the cluster's task slow-down with scale-out,
 :mod:`iterflow.model.contention`, learned from recorded runs at several sizes), times ``1 + cold_factor``
 on the first superstep at a new size (after a scale-in, ``settle_factors`` on the next ones while
@@ -46,7 +46,8 @@ from iterflow.loop.records import Actuated, Decided, Predicted, Ran, Stats, Supe
 from iterflow.loop.rescales import cold_run, light_release
 from iterflow.model.contention import Contention, fit as fit_contention
 from iterflow.model.live import SETTLE_MOST, LiveModel, feed, warm_start
-from iterflow.model.replay import ReplayModel, makespan, recut, task_fixed_cost
+from iterflow.model.replay import ReplayModel
+from iterflow.model.tasks import makespan, recut, task_fixed_cost
 from iterflow.model.warmup import warmup_supersteps
 from iterflow.simulate.recorded import RecordedRun, Step, cost, median, runtime
 

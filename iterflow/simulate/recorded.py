@@ -30,7 +30,7 @@ import pandas as pd
 
 from iterflow.errors import InputError
 from iterflow.loop.records import SuperstepRecord, executor_seconds, num, records
-from iterflow.model.replay import makespan
+from iterflow.model.tasks import makespan
 from iterflow.observe.stats import task_durations
 
 REQUIRED = ("superstep", "wall_seconds", "executors")
