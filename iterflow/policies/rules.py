@@ -59,11 +59,12 @@ class TargetPolicy(AdaptivePolicy):
       band here cost PageRank on the emulated cluster 1.42x the executor-seconds of the
       cheapest static size (targets of 18-26 s kept 4 executors where 2-3 met them), and
       the replay predicted the smaller size ~25 % slow, not fast (1.66 s against 1.3 s).
-    * where the run's count is the forecast's cautious one (a trend's longest recent reading,
-      :class:`~iterflow.policies.forecast.Forecast` ``expected``), ``T(e)`` is read on the
-      expected count, and a release must also hold at the cautious one: the size still meets
-      the target there, or runs the rest no slower than the current size within the model's
-      error (:func:`~iterflow.policies.pads.release_pad` without the horizon term).
+    * where the forecast's count is the cautious one (a trend's longest recent reading) and it
+      carries the count it expects (:class:`~iterflow.policies.forecast.Forecast` ``expected``),
+      ``T(e)`` is read on the expected count, and a release must also hold at the cautious one:
+      the size still meets the target there, or runs the rest no slower than the current size
+      within the model's error (:func:`~iterflow.policies.pads.release_pad` without the horizon
+      term).
     """
 
     name = "target"
@@ -96,8 +97,9 @@ class TargetPolicy(AdaptivePolicy):
         # Where the count is the cautious one (Forecast.expected: a trend's reading made long
         # after WCC's work collapsed), the run is planned on the expected count, and a release
         # must hold at the cautious count too: still meeting the target, or running the rest no
-        # slower than the current size (its price aside). A tail that runs as fast on fewer
-        # executors is no risk to the finish, one that runs slower is (stop 42's releases).
+        # slower than the current size within the model's error (its price aside). A tail that
+        # runs as fast on fewer executors is no risk to the finish, one that runs slower is (stop
+        # 42's releases).
         cautious = None
         if fc is not ctx.forecast:
             cautious = (ctx.predictor.total(E, ctx.forecast, bar, current=ctx.current, delay=delay),
