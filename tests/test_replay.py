@@ -293,3 +293,19 @@ def test_a_tasks_fixed_cost_is_fitted_where_work_spans_not_read_off_the_shortest
     # flat work cannot tell a fixed cost from work: the shortest task, as before
     flat = [(((0.5, 0.5), (0.1, 0.12)), 100.0)] * 4
     assert task_fixed_cost(flat) == pytest.approx(0.1)
+
+
+def test_a_heavy_superstep_read_at_a_tails_work_keeps_a_tasks_fixed_cost_not_its_task_counts():
+    """Only heavy supersteps measured (3 slots, 3 tasks a stage of 90 ms fixed + work): asked for
+    a tail of 25 labels, each task keeps its fixed cost and loses its work, then the stages are
+    re-cut -- one task a stage at 1 slot, as fast as three in parallel at 3. Scaled as a whole,
+    the 1-slot replay kept three tasks' fixed cost a stage and read the tail ~1.6x slower on 1
+    executor than on 3 (stop 54w20; static-1 ran it 0.8x static-3's time)."""
+    m = ReplayModel(tasks_follow_slots=True)
+    for work in (300_000.0, 200_000.0, 100_000.0, 50_000.0, 10_000.0):
+        task = 0.09 + 1e-5 * work
+        m.observe(3, work, 3 * task + 0.2, stages([task] * 3, [task] * 3, [task] * 3))
+    one, three = m.predict_seconds(1, 25.0), m.predict_seconds(3, 25.0)
+    assert one == pytest.approx(three, rel=0.05) and one == pytest.approx(0.2 + 3 * 0.09, rel=0.1)
+    # the work still divides: a heavy superstep is ~3x the tasks' time at 1 slot
+    assert m.predict_seconds(1, 300_000.0) == pytest.approx(0.2 + 3 * (3 * 3.0 + 0.09), rel=0.05)

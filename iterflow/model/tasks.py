@@ -99,4 +99,4 @@ def task_fixed_cost(supersteps: Iterable[tuple[Sequence[Sequence[float]], float]
         if ok.sum() < 3:
             break
         (a, _), _ = nnls(np.column_stack([n[ok], w[ok]]) / y[ok, None], np.ones(int(ok.sum())))
-    return max(least, float(a))
+    return float(a) if a > 0 else least  # no task costs less: a stage's shortest task caps it (recut)
