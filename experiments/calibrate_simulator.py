@@ -21,7 +21,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from iterflow.simulate.calibrate import (GOAL_ERROR, GOAL_SAME, calibrate, from_profile, load_profile,  # noqa: E402,F401
+from iterflow.simulate.calibrate import (GOAL_ERROR, GOAL_SAME, calibrate, from_profile, load_profile,  # noqa: E402
                                         policy_of, repeatability)
 from iterflow.simulate.cluster import learn  # noqa: E402
 from iterflow.simulate.recorded import load  # noqa: E402

@@ -34,7 +34,7 @@ WCC median |error| 14.0 % (15.5 %), 53 % within 15 % (48 %); PageRank and k-mean
 
 Stop 54: the warm model here re-cuts stages where the runs' partitions followed their cores, as
 the driver's does (it did not); a task's fixed cost fitted where work spans
-(``replay.task_fixed_cost``). ``--from-one`` over stop50-53 (ten sessions): WCC 3->1 median |error|
+(``tasks.task_fixed_cost``). ``--from-one`` over stop50-53 (ten sessions): WCC 3->1 median |error|
 29 % (39 %, bias +26 % -> -13 %), 4->1 39 % (59 %), all jobs 44 % within 20 % (41 %); the warm
 model's figures unchanged (each size replays its own supersteps, no re-cut).
 """
@@ -52,8 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from iterflow.loop.records import Predicted  # noqa: E402
 from iterflow.model.live import LiveModel, feed, warm_start  # noqa: E402
+from iterflow.model.replay import ReplayModel  # noqa: E402
 from iterflow.model.warmup import warmup_supersteps  # noqa: E402
-from iterflow.simulate.calibrate import policy_of  # noqa: E402
+from iterflow.simulate.calibrate import load_profile, policy_of  # noqa: E402
+from iterflow.simulate.cluster import follows_cores  # noqa: E402
 from iterflow.simulate.recorded import load  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -89,8 +91,6 @@ def errors_from_one(runs: list, slow: Any) -> dict[tuple[int, int], list[float]]
     """``(from, to) -> relative errors``: each static run's model, knowing nothing but the
     cluster's task slow-down ``slow`` (a cold start), asked for the sizes it is not at (issue 13
     item 1: any size from one)."""
-    from iterflow.model.replay import ReplayModel
-
     static, out = static_medians(runs), {}
     for o in runs:
         if policy_of(o) == "static":
@@ -100,23 +100,16 @@ def errors_from_one(runs: list, slow: Any) -> dict[tuple[int, int], list[float]]
     return out
 
 
-def follows(runs: list) -> bool:
-    """Whether the runs' partition count followed their cores (the driver then has its model
-    re-cut stages, ``IterationDriver.cut_as_cores``; so must the replay here)."""
-    return all(s.partitions == s.cores for o in runs for s in o.steps if s.partitions)
-
-
 def errors(runs: list) -> list[float]:
-    """Relative errors of one job's adaptive runs' cross-size predictions (module docstring)."""
-    from iterflow.model.replay import ReplayModel
-
+    """Relative errors of one job's adaptive runs' cross-size predictions (module docstring); the
+    model re-cuts stages where the runs' partition count followed their cores, as the driver's."""
     seen, first = set(), []
     for o in runs:
         if policy_of(o) == "static" and o.steps[0].executors not in seen:
             seen.add(o.steps[0].executors)
             first.append(o)
     past = [r for o in first for r in o.records]
-    static, out, follow = static_medians(runs), [], follows(runs)
+    static, out, follow = static_medians(runs), [], all(follows_cores(o) for o in runs)
     for o in runs:
         if policy_of(o) in ("efficiency", "fastest"):
             model, warm = LiveModel(replay=ReplayModel(tasks_follow_slots=follow)), warmup_supersteps(past)
@@ -162,17 +155,13 @@ def main() -> int:
 def from_one(args: argparse.Namespace) -> int:
     """The ``--from-one`` report: per session, job and size pair, the median error and the share
     within 20 % (the issue's bar) of a cold model's steady-state predictions."""
-    import json
-
-    from iterflow.cluster.profile import ClusterProfile
-
     lines, pooled = [], {}
     for tag in args.tags:
         path, prof = RESULTS / f"pareto_{tag}_supersteps.csv", RESULTS / f"pareto_{tag}_cluster_profile.json"
         if not path.exists() or not prof.exists():
             print(f"error: {path if not path.exists() else prof}: no such file", file=sys.stderr)
             return 2
-        slow = ClusterProfile.from_dict(json.loads(prof.read_text()), str(prof)).contention()
+        slow = load_profile(prof).contention()
         runs = load(str(path))
         for job in sorted({str(o.labels.get("job")) for o in runs}):
             for (a, b), errs in sorted(errors_from_one([o for o in runs if str(o.labels.get("job")) == job], slow).items()):

@@ -13,7 +13,6 @@ plans. Why: stop 52's second WCC session started ``efficiency`` at 1 executor on
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import pandas as pd
 from harness import RESULTS
 from pareto import start_plan
 
-from iterflow.cluster.profile import ClusterProfile
+from iterflow.simulate.calibrate import load_profile
 from iterflow.policies import EfficiencyPolicy, Predictor
 
 
@@ -43,8 +42,7 @@ def main() -> int:
         by_size.setdefault(int(g["executors"].iloc[0]), g)
     first = [by_size[e] for e in sorted(by_size)]
     prof = path.with_name(path.name.replace("_supersteps.csv", "_cluster_profile.json"))
-    cluster = (ClusterProfile.from_dict(json.loads(prof.read_text()), str(prof)).records()
-               if prof != path and prof.is_file() else [])
+    cluster = load_profile(prof).records() if prof != path and prof.is_file() else []
     W = max(by_size)
     policy = EfficiencyPolicy(max_executors=W, start_executors=W)
     want, model, past = start_plan(policy, first, True, cluster)

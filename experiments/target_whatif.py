@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calibrate_simulator import RESULTS, from_profile, load_profile, program  # noqa: E402
-from iterflow.simulate.calibrate import policy_of  # noqa: E402
+from calibrate_simulator import RESULTS, program  # noqa: E402
+from iterflow.simulate.calibrate import from_profile, load_profile, policy_of  # noqa: E402
 from iterflow.simulate.cluster import simulate  # noqa: E402
 from iterflow.simulate.recorded import load, runtime  # noqa: E402
 from iterflow.simulate.whatif import Setup, build  # noqa: E402
@@ -92,8 +92,11 @@ def main() -> int:
         r = np.asarray(ratios, float)
         print(f"== {prog} (target starts at {sim.start}): static " + ", ".join(f"{e}: {s.runtime:.1f}s {s.executor_seconds:.0f}es"
                                               for e, s in static.items()))
-        real = {e: float(np.median([runtime(o.records) for o in mine if policy_of(o) == "static" and set(o.sizes) == {e}]))
-                for e in static if any(policy_of(o) == "static" and set(o.sizes) == {e} for o in mine)}
+        walls: dict[int, list[float]] = {}  # each static size's real runs
+        for o in mine:
+            if policy_of(o) == "static" and len(set(o.sizes)) == 1:
+                walls.setdefault(o.sizes[0], []).append(runtime(o.records))
+        real = {e: float(np.median(walls[e])) for e in static if e in walls}
         static_err += [static[e].runtime / real[e] - 1 for e in real if e != 1]
         print("   the real static runs (median): " + ", ".join(f"{e}: {t:.1f}s ({static[e].runtime / t - 1:+.0%} simulated)"
                                                          for e, t in real.items()))

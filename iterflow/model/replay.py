@@ -66,41 +66,40 @@ class Profile:
         """Its stages' makespans at ``slots``; ``follow`` (a task's fixed seconds): with each
         stage's task count scaled to the slots, as the partition count follows the cores
         (:func:`~iterflow.model.tasks.resplit`)."""
-        n = int(round(slots))
-        key = (n, contention if contention is not None and not contention.none else None, follow)
+        key = self._key(slots, contention, follow)
         if key not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
-            c, stages = key[1], self.stages
-            if follow is not None and n != int(round(self.slots)):
-                stages = recut(stages, self.slots, n, follow)
-            self._in_tasks[key] = sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in stages)
+            self._in_tasks[key] = self._schedule(self.stages, *key)
         return self._in_tasks[key]
+
+    def scaled_in_tasks(self, slots: float, ratio: float, contention: Contention | None, follow: float) -> float:
+        """:meth:`in_tasks` with each task's part above its fixed cost (``follow``, at most its
+        stage's shortest task) times ``ratio``: linear between the stages with no work (``ratio``
+        0) and as measured (:meth:`in_tasks`), each computed once per size."""
+        key = self._key(slots, contention, follow)
+        if key not in self._fixed:
+            self._fixed[key] = self._schedule(tuple(tuple(min(follow, min(s, default=0.0)) for _ in s)
+                                                    for s in self.stages), *key)
+        fixed = self._fixed[key]
+        return max(fixed + ratio * (self.in_tasks(slots, contention, follow) - fixed), 0.0)
+
+    @staticmethod
+    def _key(slots: float, contention: Contention | None, follow: float | None) -> tuple[int, Contention | None, float | None]:
+        return int(round(slots)), (contention if contention is not None and not contention.none else None), follow
+
+    def _schedule(self, stages: tuple[tuple[float, ...], ...], n: int, c: Contention | None,
+                  follow: float | None) -> float:
+        """``stages`` (this superstep's, or derived from them) re-cut to ``n`` slots where ``follow``
+        says, slowed as ``c`` says, scheduled one stage after the other."""
+        if follow is not None and n != int(round(self.slots)):
+            stages = recut(stages, self.slots, n, follow)
+        return sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in stages)
 
     @cached_property
     def _in_tasks(self) -> dict[tuple[int, Contention | None, float | None], float]:
         return {}
 
-    def scaled_in_tasks(self, slots: float, ratio: float, contention: Contention | None, follow: float) -> float:
-        """:meth:`in_tasks` with each task's part above its fixed cost (``follow``, at most its
-        stage's shortest task) times ``ratio``: linear between the stages with no work (``ratio``
-        0) and as measured (1), both computed once per size -- a barrier asks for every candidate
-        size x forecast sample."""
-        n = int(round(slots))
-        c = contention if contention is not None and not contention.none else None
-        key = (n, c, follow)
-        if key not in self._scaled:
-            ends = []
-            for r in (0.0, 1.0):
-                stages = tuple(tuple(f + (d - f) * r for d in s) for s in self.stages
-                               for f in [min(follow, min(s, default=0.0))])
-                if n != int(round(self.slots)):
-                    stages = recut(stages, self.slots, n, follow)
-                ends.append(sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in stages))
-            self._scaled[key] = (ends[0], ends[1])
-        fixed, full = self._scaled[key]
-        return max(fixed + ratio * (full - fixed), 0.0)
-
     @cached_property
-    def _scaled(self) -> dict[tuple[int, Contention | None, float], tuple[float, float]]:
+    def _fixed(self) -> dict[tuple[int, Contention | None, float | None], float]:
         return {}
 
     @cached_property

@@ -94,16 +94,6 @@ class TargetPolicy(AdaptivePolicy):
         down, _ = self.scale_in_prices(ctx.history, E, ctx.current)
         price = np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
         paid = T + price
-        # Where the count is the cautious one (Forecast.expected: a trend's reading made long
-        # after WCC's work collapsed), the run is planned on the expected count, and a release
-        # must hold at the cautious count too: still meeting the target, or running the rest no
-        # slower than the current size within the model's error (its price aside). A tail that
-        # runs as fast on fewer executors is no risk to the finish, one that runs slower is (stop
-        # 42's releases).
-        cautious = None
-        if fc is not ctx.forecast:
-            cautious = (ctx.predictor.total(E, ctx.forecast, bar, current=ctx.current, delay=delay),
-                        float(ctx.predictor.total([ctx.current], ctx.forecast, bar)[0]))
 
         def cheapest(goal: float, least: int = 0, pad: Any = 1.0, allowed: Any = True) -> int | None:
             """Index in ``E`` of the fewest predicted executor-seconds finishing within ``goal``
@@ -163,8 +153,15 @@ class TargetPolicy(AdaptivePolicy):
             pad = release_pad(err, unsure, unseen)
             goal = left / (1 + self.margin)
             safe, guard = True, ""
-            if cautious is not None:  # as fast as the current size within the model's error there
-                Tc, now = cautious
+            if fc is not ctx.forecast:
+                # Where the count is the cautious one (Forecast.expected: a trend's reading made
+                # long after WCC's work collapsed), the run is planned on the expected count, and
+                # a release must hold at the cautious count too: still meeting the target, or
+                # running the rest no slower than the current size within the model's error (its
+                # price aside). A tail that runs as fast on fewer executors is no risk to the
+                # finish, one that runs slower is (stop 42's releases).
+                Tc = ctx.predictor.total(E, ctx.forecast, bar, current=ctx.current, delay=delay)
+                now = float(ctx.predictor.total([ctx.current], ctx.forecast, bar)[0])
                 safe = (Tc + price <= left) | (Tc <= now * release_pad(err, False, unseen))
                 guard = f" (at ~{ctx.forecast.remaining} left: as fast as {ctx.current} or within the target)"
             k = best = cheapest(goal, pad=pad, allowed=safe)
