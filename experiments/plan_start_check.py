@@ -1,6 +1,6 @@
 """What ``efficiency``'s start plan predicts from a Pareto session's static runs, beside what they measured.
 
-    .venv/bin/python experiments/plan_start_check.py --table pareto_stop52w20b_supersteps.csv [--job wcc]
+    .venv/bin/python experiments/plan_start_check.py --table pareto_stop52w20b_supersteps.csv [--job wcc] [--policy fastest]
 
 No Spark: the session's first static run at each size (the ``before`` pass) planned on as
 ``pareto.start_plan`` does for the session's ``efficiency`` (the model warm-started on them, the
@@ -19,16 +19,18 @@ import numpy as np
 import pandas as pd
 
 from harness import RESULTS
-from pareto import start_plan
+from pareto import BUDGET, start_plan
 
 from iterflow.simulate.calibrate import load_profile
-from iterflow.policies import EfficiencyPolicy, Predictor
+from iterflow.policies import EfficiencyPolicy, FastestPolicy, Predictor
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", required=True, help="a pareto_<tag>_supersteps.csv (in experiments/results or a path)")
     ap.add_argument("--job", default="wcc")
+    ap.add_argument("--policy", choices=("efficiency", "fastest"), default="efficiency",
+                    help="whose start plan: efficiency (from the maximum) or fastest (baseline 1, 1.2x, as pareto.py)")
     args = ap.parse_args()
     path = Path(args.table) if args.table.startswith(("/", ".")) else RESULTS / args.table
     if not path.is_file():
@@ -44,7 +46,8 @@ def main() -> int:
     prof = path.with_name(path.name.replace("_supersteps.csv", "_cluster_profile.json"))
     cluster = load_profile(prof).records() if prof != path and prof.is_file() else []
     W = max(by_size)
-    policy = EfficiencyPolicy(max_executors=W, start_executors=W)
+    policy = (EfficiencyPolicy(max_executors=W, start_executors=W) if args.policy == "efficiency"
+              else FastestPolicy(1, budget=BUDGET, max_executors=W, start_executors=1))
     want, model, past = start_plan(policy, first, True, cluster)
     S = Predictor(past, model, 1.0).seconds(np.arange(1, W + 1), policy._repeat_works(None, extend=True))
     print(f"{path}: {args.job}, the past: the first static run at each size; the last run: static-{W}; "
@@ -54,7 +57,7 @@ def main() -> int:
         print(f"  static-{int(g['executors'].iloc[0])}: measured {real:5.1f}s, predicted as a repeat {s.sum():5.1f}s "
               f"({s.sum() / real:.2f}x); first supersteps measured "
               f"{np.round(g['wall_seconds'].to_numpy()[:5], 2).tolist()}, predicted {np.round(s[:5], 2).tolist()}")
-    print(f"  start plan: {want.reason if want else f'none (starts as configured, {W})'}")
+    print(f"  {policy.name} start plan: {want.reason if want else f'none (starts as configured, {policy.start_executors})'}")
     return 0
 
 

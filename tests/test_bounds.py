@@ -126,3 +126,22 @@ def test_a_priced_scale_out_that_cannot_pay_is_not_in_the_bound():
                   [4.2, 4.2, 1.1, 1.1, 1.1]])
     assert bounds.fastest([1, 2], T, T[0].sum() * 1.2, start=1).sizes == (1, 2, 1, 1, 1)
     assert bounds.fastest([1, 2], T, T[0].sum() * 1.2, start=1, up=5.0).sizes == (1,) * 5
+
+
+def test_phased_schedules_hold_one_larger_size_then_release_once_and_miss_what_noise_alone_allows():
+    # superstep 2 is a noisy median run faster at 2 than at 3: the per-superstep bound takes it
+    T = np.array([[6.0, 6.0, 6.0, 1.0, 1.0],
+                  [3.3, 2.9, 3.3, 0.9, 0.9],
+                  [2.4, 3.0, 2.4, 0.9, 0.9]])
+    plans = bounds.phased([1, 2, 3], T, base=1, down=0.5)
+    assert len(plans) == 1 + 2 * 4  # static-1, and sizes 2 and 3 for 1..4 supersteps
+    assert all(p.sizes[0] >= p.sizes[-1] == 1 for p in plans)
+    three = next(p for p in plans if p.sizes == (3, 3, 3, 1, 1))
+    assert three.seconds == pytest.approx(2.4 + 3.0 + 2.4 + 1.5 + 1.0)  # the release's 0.5 s at 1
+    assert three.executor_seconds == pytest.approx(3 * 7.8 + 2.5)
+    budget = 1.2 * T[0].sum()
+    best = min((p for p in plans if p.executor_seconds <= budget), key=lambda p: p.seconds)
+    free = bounds.fastest([1, 2, 3], T, budget)
+    assert free.seconds < best.seconds and len(set(free.sizes[:3])) > 1  # it switches 3 -> 2 -> 3
+    with pytest.raises(ValueError, match="start 4 is not one of the sizes"):
+        bounds.phased([1, 2, 3], T, base=4)
