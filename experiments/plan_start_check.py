@@ -1,9 +1,9 @@
-"""What ``efficiency``'s start plan predicts from a Pareto session's static runs, beside what they measured.
+"""What ``efficiency``'s (or ``fastest``'s) start plan predicts from a Pareto session's static runs, beside what they measured.
 
     .venv/bin/python experiments/plan_start_check.py --table pareto_stop52w20b_supersteps.csv [--job wcc] [--policy fastest]
 
 No Spark: the session's first static run at each size (the ``before`` pass) planned on as
-``pareto.start_plan`` does for the session's ``efficiency`` (the model warm-started on them, the
+``pareto.start_plan`` does for the session's ``efficiency`` or ``fastest`` (the model warm-started on them, the
 rescales priced from the session's cluster profile, ``pareto_<tag>_cluster_profile.json``, where
 it is there), then the whole run predicted at each size as a repeat of the last run
 (:meth:`EfficiencyPolicy.plan_start`'s forecast) next to the runs' own seconds, and the start it
