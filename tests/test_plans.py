@@ -38,6 +38,23 @@ def test_the_cheapest_plan_spends_executors_where_the_work_is():
     assert c < min(E[i] * T[i] for i in range(E.size) if T[i] <= 1.2 * fastest_t)
 
 
+def test_a_numpy_limit_plans_as_a_python_one():
+    """A limit summed from records read out of a table is a numpy float, and ``plan <= limit``
+    a numpy bool: compared by identity with ``True``/``False`` it never matched, and the search
+    returned the fastest plan for every allowance and budget (the simulator's replays)."""
+    works = np.array([100.0, 100.0] + [1.0] * 20)
+    S = 0.5 + works[None, :] / E[:, None]
+    w = np.ones(works.size)
+    fastest_t, one = float(S.min(axis=0) @ w), float(S[0] @ w)
+    quickest = cheapest_plan(S, E, w, 0.5 * fastest_t)  # none fits: the fastest plan
+    for limit in (1.2 * fastest_t, np.float64(1.2 * fastest_t)):
+        k, t, c = cheapest_plan(S, E, w, limit)
+        assert t <= 1.2 * fastest_t + 1e-9 and c < 0.9 * quickest[2]
+    for limit in (1.1 * one, np.float64(1.1 * one)):
+        k, t, c = fastest_plan(S, E, w, limit)
+        assert c <= 1.1 * one * (1 + 1e-9) and t < one
+
+
 def test_an_allowance_no_plan_meets_gets_the_fastest():
     S, w = flat()
     k, t, _ = cheapest_plan(S, E, w, 1.0)

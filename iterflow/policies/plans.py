@@ -82,11 +82,11 @@ def _bisect(at: Callable[[float], Plan], ok: Callable[[Plan], bool], lo_ok: bool
     """The plan at the ``λ`` where ``ok`` changes: cost falls and time grows with ``λ``, so
     ``ok`` holds on one side -- below it (``lo_ok``: a time allowance) or above (a budget)."""
     lo, hi = 0.0, 1.0
-    while ok(at(hi)) is lo_ok and hi < 1e12:
+    while bool(ok(at(hi))) is lo_ok and hi < 1e12:  # bool: a numpy limit makes ok() a numpy bool
         hi *= 10
     for _ in range(60):
         mid = math.sqrt(lo * hi) if lo > 0 else hi / 1e6
-        if ok(at(mid)) is lo_ok:
+        if bool(ok(at(mid))) is lo_ok:
             lo = mid
         else:
             hi = mid

@@ -45,15 +45,21 @@ def same_decisions(real: RecordedRun, sim_records: Sequence[Any]) -> tuple[int, 
 
 def calibrate(base: RecordedRun, others: Sequence[RecordedRun], params: Params, max_executors: int,
               options: dict[str, dict[str, Any]] | None = None, *, cold: Sequence[str] = (),
-              prices: Sequence[Any] = ()) -> list[dict[str, Any]]:
+              prices: Sequence[Any] = (), past_sizes: Sequence[int] = ()) -> list[dict[str, Any]]:
     """One row per other run: real and simulated runtime / executor-seconds, their relative
     errors, and the decisions matched. ``options``: per policy name, the options the recorded
     runs were made with (e.g. ``{"efficiency": {"threshold": 0.1}}``); ``cold``: the policies
     whose runs started with no earlier run of the program (``pareto.py``'s ``target``), replayed
     so; ``prices``: records of the cluster's calibration job, which priced the runs' rescales.
-    Each run is replayed from where it started (its policy's start plan is not asked again)."""
+    Each run is replayed from where it started (its policy's start plan is not asked again).
+    The runs' past (what warm-starts the model and the policies' repeat) is ``base`` simulated
+    statically at the sizes of ``others``' static runs and at ``past_sizes``: the sizes the
+    real runs had run at before (``pareto.py``: every static size) -- without them a run
+    simulated alone from its start size planned on that one size's past (stop55w20t10's
+    ``fastest``: its baseline, static-1, read off static-3, and no release)."""
     cores = base.cores_per_executor
-    profiled = sorted({o.steps[0].executors for o in others if policy_of(o) == "static"} | {base.steps[0].executors})
+    profiled = sorted({o.steps[0].executors for o in others if policy_of(o) == "static"}
+                      | {base.steps[0].executors} | set(past_sizes))
     past = []
     for e in profiled:
         past += simulate(base, build("static", Setup(e, cores, max_executors)), e, cores, params).records
