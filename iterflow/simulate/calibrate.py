@@ -54,9 +54,9 @@ def calibrate(base: RecordedRun, others: Sequence[RecordedRun], params: Params, 
     Each run is replayed from where it started (its policy's start plan is not asked again).
     The runs' past (what warm-starts the model and the policies' repeat) is ``base`` simulated
     statically at the sizes of ``others``' static runs and at ``past_sizes``: the sizes the
-    real runs had run at before (``pareto.py``: every static size) -- without them a run
-    simulated alone from its start size planned on that one size's past (stop55w20t10's
-    ``fastest``: its baseline, static-1, read off static-3, and no release)."""
+    real runs had run at before (``pareto.py``: every static size), so that a run simulated
+    alone from its start size (``--base starts``) warm-starts on the sizes its real run did,
+    not on that one size's past."""
     cores = base.cores_per_executor
     profiled = sorted({o.steps[0].executors for o in others if policy_of(o) == "static"}
                       | {base.steps[0].executors} | set(past_sizes))
