@@ -54,7 +54,7 @@ from iterflow.app.calibrate import describe, measure
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
-from iterflow.cluster.profile import ClusterProfile
+from iterflow.simulate.calibrate import load_profile
 from iterflow.loop.records import records
 from iterflow.model.live import LiveModel, warm_start
 from iterflow.model.replay import ReplayModel
@@ -124,8 +124,7 @@ def main() -> int:
         steps = RESULTS / f"{stem}_supersteps.csv"
         profile = RESULTS / f"{stem}_cluster_profile.json"
         text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None, args.scale_out_seconds,
-                       calibration_scale_out(ClusterProfile.from_dict(json.loads(profile.read_text()), str(profile))
-                                             .records()) if profile.exists() else None)
+                       calibration_scale_out(load_profile(profile).records()) if profile.exists() else None)
         print("\n".join(text))
         return 0
     if not args.quick and not args.reps_given:  # full mode: 3 reps unless told otherwise

@@ -415,7 +415,9 @@ def test_adaptive_runs_replayed_from_a_static_run_at_their_start_come_within_15_
     came within 15 % of the real run on both runtime and executor-seconds, and 98 % of the
     barriers decided alike. Replayed with the start size as ``fastest``'s baseline (the
     calibration's old options), its run stayed at 3 where the real one released to 1 (+52 %
-    executor-seconds): that fails here."""
+    executor-seconds): that fails here. The fixture is the session's supersteps table
+    (``experiments/results/pareto_stop55w20t10_supersteps.csv``) cut to the first static-3 run
+    and the adaptive ones, without the reason texts and per-partition lists, floats to 4 places."""
     runs = load(str(DATA / "pareto_stop55w20t10_adaptive.csv"))
     profile = load_profile(DATA / "pareto_stop55w20t10_cluster_profile.json")
     base = next(r for r in runs if policy_of(r) == "static")

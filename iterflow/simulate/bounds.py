@@ -190,14 +190,7 @@ def phased(sizes: Sequence[int], T: np.ndarray, *, base: int, down: float | None
     plan without that foresight runs is a phase at one size, then the baseline -- ``fastest``'s
     plans on WCC -- so a goal out of reach for every such schedule is out of reach for a policy."""
     E, T = _check(sizes, T)
-    b = _start_row(E, base)
-    out = [_bound(E, T, np.full(T.shape[1], b))]
-    for r in range(len(E)):
-        if E[r] <= E[b]:
-            continue
-        for k in range(1, T.shape[1]):
-            rows = np.array([r] * k + [b] * (T.shape[1] - k))
-            t = T[rows, np.arange(T.shape[1])].copy()
-            t[k] += T[b, k] if down is None else down
-            out.append(Bound(tuple(int(E[i]) for i in rows), float(t.sum()), float((E[rows] * t).sum())))
-    return out
+    b, m = _start_row(E, base), T.shape[1]
+    W = _priced(E, T, 0.0, down)  # only releases occur here
+    return [_bound(E, T, np.full(m, b), W)] + [_bound(E, T, np.array([r] * k + [b] * (m - k)), W)
+                                               for r in range(len(E)) if E[r] > E[b] for k in range(1, m)]
