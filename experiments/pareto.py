@@ -85,11 +85,22 @@ def extra(ap) -> None:
                          "calibrate`'s job (PageRank on a generated graph, not one of the jobs) and give it to "
                          "target's cold-start runs, as a first run on a calibrated cluster gets it; none: they "
                          "take a task to cost the same at every size (stop 25 and before)")
-    ap.add_argument("--target-start", choices=["plan", "max", "1"], default="plan",
+    ap.add_argument("--target-start", default="plan", type=starts,
                     help="executors target starts on: plan (default; the policy's own: the fastest size, from "
                          "the maximum down to where the cluster's calibration says tasks slow down so much that "
-                         "no larger size finishes sooner), max (stop 29 and before), 1 (a release costs about "
-                         "one superstep here, a scale-out registration plus cold executors)")
+                         "no larger size finishes sooner), max (stop 29 and before), or a count (1 .. --workers); "
+                         "several, comma-separated (e.g. 3,4): every target is run from each, interleaved (the "
+                         "order alternating target by target), and the runs labelled target@<start>")
+
+
+def starts(text: str) -> list[str]:
+    """``--target-start``: ``plan``, ``max`` or executor counts, comma-separated, none twice."""
+    got = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in got if t not in ("plan", "max") and not (t.isdigit() and int(t) >= 1)]
+    if not got or bad or len(set(got)) < len(got):
+        raise argparse.ArgumentTypeError(f"--target-start: want plan, max or executor counts >= 1, comma-separated, "
+                                         f"each once (got {text!r})")
+    return got
 
 
 def programs(spark: Any, args: Any, n: int) -> dict[str, Callable[..., Any]]:
@@ -127,6 +138,8 @@ def main() -> int:
                        calibration_scale_out(load_profile(profile).records()) if profile.exists() else None)
         print("\n".join(text))
         return 0
+    if any(c.isdigit() and int(c) > args.workers for c in args.target_start):
+        raise SystemExit(f"--target-start {','.join(args.target_start)}: a count above --workers {args.workers}")
     if not args.quick and not args.reps_given:  # full mode: 3 reps unless told otherwise
         args.reps = 3
     n = args.supersteps or (8 if args.quick else 14)
@@ -185,13 +198,16 @@ def main() -> int:
                 mine = [r for r in rows if r["job"] == job and r["rep"] == rep]
                 hi = next(r["job_seconds"] for r in mine if r["policy"] == "static-1")
                 lo = next(r["job_seconds"] for r in mine if r["policy"] == f"static-{W}")
-                s = target_start(W, slow, args.partitions is None) if args.target_start == "plan" else W if args.target_start == "max" else 1
-                for target in np.linspace(min(lo, hi), max(lo, hi), n_targets):
-                    go("target", TargetPolicy(float(target), max_executors=W, start_executors=s,
-                                              prompt_release=RELEASE[args.target_release],
-                                              cold_start_plan=args.target_start == "plan"), s, [],
-                       model=LiveModel(replay=ReplayModel(contention=slow)), cluster_past=priced,
-                       target_seconds=float(target))
+                begin = {c: target_start(W, slow, args.partitions is None) if c == "plan" else W if c == "max"
+                         else int(c) for c in args.target_start}
+                several = len(begin) > 1
+                for i, target in enumerate(np.linspace(min(lo, hi), max(lo, hi), n_targets)):
+                    for c in (args.target_start if i % 2 == 0 else args.target_start[::-1]):  # drift hits each alike
+                        go(f"target@{c}" if several else "target",
+                           TargetPolicy(float(target), max_executors=W, start_executors=begin[c],
+                                        prompt_release=RELEASE[args.target_release], cold_start_plan=c == "plan"),
+                           begin[c], [], model=LiveModel(replay=ReplayModel(contention=slow)), cluster_past=priced,
+                           target_seconds=float(target))
                 # the static sizes again, in reverse order: the session warms up as it goes, so
                 # a static size is the median of a run before and one after the adaptive runs
                 # (their spread is the noise the dominance check allows)

@@ -48,7 +48,8 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
         out += goals(job, d, med, W)
         out += per_rep(job, d, W)
         if steps is not None and "job" in steps:
-            out += releases(steps[(steps["job"] == job) & (steps["policy"] == "target")])
+            for pol in target_policies(d):
+                out += releases(steps[(steps["job"] == job) & (steps["policy"] == pol)], pol)
             out += best_possible(job, d, steps[steps["job"] == job], W, up, calibration_up)
     return out
 
@@ -69,7 +70,13 @@ def per_rep(job: str, d: pd.DataFrame, W: int) -> list[str]:
     return out
 
 
-def releases(steps: pd.DataFrame) -> list[str]:
+def target_policies(d: pd.DataFrame) -> list[str]:
+    """The ``target`` runs' labels: ``target``, or ``target@<start>`` per start where a session ran
+    every target from several (``pareto.py --target-start 3,4``)."""
+    return [p for p in dict.fromkeys(d["policy"]) if p == "target" or str(p).startswith("target@")]
+
+
+def releases(steps: pd.DataFrame, label: str = "target") -> list[str]:
     """``target``'s releases: the finish each predicted ("comfortably ahead: N executors finish
     Ts") against the run's real one -- for every release not undone by a later scale-out, and
     for each run's last release with no rescale after it (the only one whose prediction was meant to be the finish: a release
@@ -90,7 +97,7 @@ def releases(steps: pd.DataFrame) -> list[str]:
 
     def say(x: list[float]) -> str:
         return f"{np.median(x):+.0%} ({min(x):+.0%}..{max(x):+.0%}, {len(x)})" if x else "none"
-    return [f"  target's releases, real finish over predicted: every release not undone by a scale-out {say(every)}; "
+    return [f"  {label}'s releases, real finish over predicted: every release not undone by a scale-out {say(every)}; "
             f"each run's last {say(last)}"]
 
 
@@ -154,7 +161,9 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     out.append("    the same from the best start (what a start planned from earlier runs can reach): fastest "
                + (f"{1 - f0.seconds / t1:+.0%} shorter [{f0.path}]" if f0 else "none") + "; efficiency "
                + (f"{1 - c0.executor_seconds / (W * tmax):+.0%} executor-s saved [{c0.path}]" if c0 else "none"))
-    return out + _target_bound(d, sizes, T, dict(start=start.get("target", W), **priced))
+    for pol in target_policies(d):
+        out += _target_bound(d, sizes, T, dict(start=start.get(pol, W), **priced), pol)
+    return out
 
 
 def _phased_line(sizes: list[int], T: np.ndarray, t1: float, down: float | None, job: str) -> str:
@@ -181,9 +190,9 @@ def _phase(b: bounds.Bound) -> str:
     return f"{first} x{k}" + (f", then {b.sizes[k]}" if k < len(b.sizes) else "")
 
 
-def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict) -> list[str]:
+def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict, label: str = "target") -> list[str]:
     ratios, met = [], 0
-    targets = d.loc[d["policy"] == "target", "target_seconds"].dropna()
+    targets = d.loc[d["policy"].isin(target_policies(d)), "target_seconds"].dropna().drop_duplicates()
     for target in targets:
         meet = [e * T[i].sum() for i, e in enumerate(sizes) if T[i].sum() <= target * (1 + MET)]
         b = bounds.cheapest(sizes, T, target * (1 + MET), **priced)
@@ -192,7 +201,7 @@ def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict
             ratios.append(b.executor_seconds / min(meet))
     if not ratios:
         return []
-    return [f"    target: {met} of {len(targets)} reachable; executor-s vs the cheapest static meeting it, median "
+    return [f"    {label}: {met} of {len(targets)} reachable; executor-s vs the cheapest static meeting it, median "
             f"{np.median(ratios):.2f}x (best {min(ratios):.2f}x, largest {max(ratios):.2f}x, "
             f"{sum(r <= 1.15 for r in ratios)} within 1.15x) over {len(ratios)} targets a static size meets"]
 
@@ -240,9 +249,16 @@ def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
     shorter, cost = 1 - fast["job_seconds"] / one["job_seconds"], fast["executor_seconds"] / one["executor_seconds"]
     out.append(f"  fastest vs static-1: {shorter:+.0%} shorter at {cost:.2f}x executor-s"
                + (f" (goal on WCC: >= 30% at <= 1.2x: {'MET' if shorter >= 0.30 and cost <= 1.2 else 'NOT MET'})" if job == "wcc" else ""))
-    t = d[d["policy"] == "target"]
+    for pol in target_policies(d):
+        out += _target_goal(pol, d[d["policy"] == pol], d[d["policy"].str.startswith("static-")], med)
+    return out
+
+
+def _target_goal(label: str, t: pd.DataFrame, st: pd.DataFrame, med: pd.DataFrame) -> list[str]:
+    """The cold-start ``target`` goal for the runs ``t`` labelled ``label``: how many met their
+    target, and their executor-seconds against the cheapest static size meeting it."""
+    out = []
     if len(t):
-        st = d[d["policy"].str.startswith("static-")]
         met = t["job_seconds"] <= t["target_seconds"] * (1 + MET)
         ratios, by_size, both = [], [], 0  # both: met, and within the goal's 1.15x of that size
         for (_, r), hit in zip(t.iterrows(), met):
@@ -253,12 +269,12 @@ def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
             if size is not None:
                 by_size.append(r["executor_seconds"] / med.loc[size, "executor_seconds"])
                 both += bool(hit) and by_size[-1] <= 1.15
-        out.append(f"  target (cold start): {int(met.sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
+        out.append(f"  {label} (cold start): {int(met.sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
                    f"static size meeting the same target (a size's median run): median {np.median(by_size):.2f}x, max "
                    f"{max(by_size):.2f}x over {len(by_size)} ({sum(b <= 1.15 for b in by_size)} within 1.15x, the "
                    f"goal's bound; met and within it: {both}); vs the cheapest single static run meeting it (the luckier of "
                    f"a size's runs): median {np.median(ratios):.2f}x, max {max(ratios):.2f}x"
-                   if ratios and by_size else f"  target: {int(met.sum())} of {len(t)} met; no static size (median) or "
+                   if ratios and by_size else f"  {label}: {int(met.sum())} of {len(t)} met; no static size (median) or "
                                               f"no static run of the same rep met any target")
         out.append(repeatability(st, med, t["target_seconds"]))
     return out
@@ -304,7 +320,7 @@ def figures(df: pd.DataFrame, W: int, stem: str = "pareto") -> None:
         for p, m in med.iterrows():
             ax.annotate(p.split("-")[1], (m["executor_seconds"], m["job_seconds"]), fontsize=8)
         ax.scatter(st["executor_seconds"], st["job_seconds"], c="k", s=12)
-        for pol, marker in (("efficiency", "s"), ("fastest", "^"), ("target", "o")):
+        for pol, marker in (("efficiency", "s"), ("fastest", "^"), *((t, "o") for t in target_policies(d))):
             a = d[d["policy"] == pol]
             ax.scatter(a["executor_seconds"], a["job_seconds"], marker=marker, label=pol)
         ax.set_xlabel("executor-seconds per job")
