@@ -17,7 +17,9 @@ store), ``fastest`` with a budget of 1.2x static-1's executor-seconds (the issue
 executors (default ``plan``, the policy's own: the fastest size, the maximum unless the cluster's
 calibration says a smaller one is as fast -- a cold start must be able to meet a target near
 static-max's time, and from 1 a scale-out pays registration and cold executors where a release
-pays about one superstep).
+pays about one superstep; the calibration read on this session's and the cluster's earlier ones
+together, ``--earlier-calibrations``). With several starts (``--target-start 3,4``) every target is
+run from each, side by side.
 
 Before the first measured run of a job, one untimed run of it at every size (the session
 itself warms up for minutes: without this, PageRank's static-1 took 7.9 s before the adaptive
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -51,6 +54,7 @@ from pareto_report import analyse, calibration_scale_out, figures
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.app.calibrate import describe, measure
+from iterflow.cluster.profile import POOLED
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
@@ -85,12 +89,38 @@ def extra(ap) -> None:
                          "calibrate`'s job (PageRank on a generated graph, not one of the jobs) and give it to "
                          "target's cold-start runs, as a first run on a calibrated cluster gets it; none: they "
                          "take a task to cost the same at every size (stop 25 and before)")
+    ap.add_argument("--earlier-calibrations", choices=["results", "none"], default="results",
+                    help="results (default): the cluster's earlier calibrations -- the profiles of earlier "
+                         "sessions in experiments/results -- pooled with this session's to say which size runs "
+                         "fastest, as `iterflow cluster calibrate` pools a cluster's; none: this session's alone "
+                         "(stop 55 and before)")
     ap.add_argument("--target-start", default="plan", type=starts,
                     help="executors target starts on: plan (default; the policy's own: the fastest size, from "
                          "the maximum down to where the cluster's calibration says tasks slow down so much that "
                          "no larger size finishes sooner), max (stop 29 and before), or a count (1 .. --workers); "
                          "several, comma-separated (e.g. 3,4): every target is run from each, interleaved (the "
                          "order alternating target by target), and the runs labelled target@<start>")
+
+
+def earlier_calibrations(stem: str) -> list[dict]:
+    """The emulated cluster's calibrations before this session's (``results/pareto_*_cluster_profile.json``
+    of earlier sessions, the newest :data:`~iterflow.cluster.profile.POOLED` - 1 by when they were
+    measured), as :func:`iterflow.cluster.profile.save` keeps a cluster's earlier calibrations."""
+    found = []
+    for path in RESULTS.glob("pareto_*_cluster_profile.json"):
+        if path.name == f"{stem}_cluster_profile.json":
+            continue
+        try:
+            p = load_profile(path)
+        except Exception as exc:  # noqa: BLE001 - an unreadable old profile: left out, and said
+            print(f"  earlier calibration {path.name} left out: {exc}", flush=True)
+            continue
+        if p.measured_at and p.steady_walls():
+            found.append(p.summary())
+    found = sorted(found, key=lambda e: e["measured_at"])[-(POOLED - 1):]
+    print(f"  pooled with {len(found)} earlier calibrations of this cluster "
+          f"({', '.join(e['measured_at'][:16] for e in found) or 'none'})", flush=True)
+    return found
 
 
 def starts(text: str) -> list[str]:
@@ -149,6 +179,8 @@ def main() -> int:
         slow, priced, calibrated = None, [], "not calibrated (--cluster-profile none): no task slow-down known"
         if args.cluster_profile == "calibrate":  # what `iterflow cluster calibrate` measures, this session
             found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
+            if args.earlier_calibrations == "results":  # as `iterflow cluster calibrate` pools the cluster's
+                found = replace(found, earlier=earlier_calibrations(stem))
             priced = found.records()
             slow = found.contention(priced)
             calibrated = describe(found, sizes=range(1, W + 1))

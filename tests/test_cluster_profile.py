@@ -104,6 +104,48 @@ def test_the_profile_keeps_how_fast_its_job_ran_at_each_size_and_a_cold_start_pl
     assert TargetPolicy(30, max_executors=4).plan_start([], cluster_knowledge("c")[0]) is None
 
 
+def test_a_cold_start_reads_the_fastest_size_on_the_clusters_calibrations_together(tmp_path, monkeypatch):
+    """One calibration reads the sizes with an error as large as their differences: the newest
+    saying 4 runs 15 % faster than 3 where the four before it read 3 as fast does not move a cold
+    ``target`` to 4. Each calibration is read as ratios to its own largest size (one ran slower all
+    through), the newest five together; ``fresh`` forgets the earlier ones."""
+    from iterflow.app.runner import cluster_knowledge
+    from iterflow.policies import TargetPolicy
+
+    monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    base = {4: 1.00, 3: 0.98, 2: 1.30, 1: 2.40}
+
+    def calibrated(walls: dict[int, float], at: str, fresh: bool = False) -> ClusterProfile:
+        profile.save(ClusterProfile("c", SLOWER, measured_at=at, supersteps=calibration_rows(walls),
+                                    notes={"warmup_supersteps": 1}), fresh=fresh)
+        return profile.load("c")
+
+    def start() -> int:
+        want = TargetPolicy(30, max_executors=4).plan_start([], cluster_knowledge("c")[0])
+        return 4 if want is None else want.executors
+
+    for day in range(1, 7):  # six calibrations, the last three running 1.5x slow at every size
+        got = calibrated({e: w * (1.5 if day >= 4 else 1.0) for e, w in base.items()}, f"2026-11-0{day}")
+    assert [e["measured_at"] for e in got.earlier] == ["2026-11-02", "2026-11-03", "2026-11-04", "2026-11-05"]
+    assert got.pooled_walls()[3.0] == pytest.approx([0.98 * 1.5])  # in the newest one's seconds
+    got = calibrated({**base, 3: 1.15}, "2026-11-07")  # the newest alone: 4 is 15 % faster
+    assert got.pooled_walls()[3.0] == pytest.approx([0.98]) and got.pooled_walls()[4.0] == pytest.approx([1.0])
+    assert start() == 3
+    assert "pooled: the median over this calibration and 4 earlier" in describe(got)
+    assert got.steady_walls()[3.0] == pytest.approx([1.15] * 6)  # its own walls stay its own
+    calibrated({**base, 3: 1.15}, "2026-11-08", fresh=True)
+    assert profile.load("c").earlier == [] and start() == 4
+
+
+def test_a_profile_with_unreadable_earlier_calibrations_is_named(tmp_path):
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps({"c": {"cluster": "c", "task_seconds": {"1": [1]},
+                                      "earlier": [{"measured_at": "x", "walls": {"4": "fast"}}]}}))
+    with pytest.raises(InputError, match=r"profiles.json \['c'\]: not a cluster profile"):
+        profile.load("c", path)
+
+
 def test_calibration_sizes_span_the_cluster():
     assert sizes_for(1) == [1]
     assert sizes_for(4) == [1, 2, 3, 4]

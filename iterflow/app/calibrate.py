@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from algorithms import PageRank
-from iterflow.cluster.profile import ClusterProfile, measured_steady
+from iterflow.cluster.profile import POOLED, ClusterProfile, measured_steady
 from iterflow.files import iterflow_home
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies.core import PolicyBase
@@ -196,6 +196,8 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; the median task of {base:g} "
             f"slot(s) ({d0 * 1e3:.0f} ms) takes at {at}{terms}" + (f"; a steady superstep (median) at {walls}" if walls else "")
+            + (f" (pooled: the median over this calibration and {min(len(profile.earlier), POOLED - 1)} earlier of the cluster, as "
+               f"ratios to the largest size)" if walls and profile.earlier else "")
             + _prices(rows))
 
 
@@ -215,9 +217,11 @@ def _prices(rec: Sequence[Any]) -> str:
 
 
 def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = None,
-              say: Callable[[str], None] = print) -> ClusterProfile:
+              say: Callable[[str], None] = print, fresh: bool = False) -> ClusterProfile:
     """Find or start the cluster ``spec`` names (as ``iterflow run`` does), measure it and save
-    its profile under the key later runs on it look it up by (:func:`runner.cluster_key`)."""
+    its profile under the key later runs on it look it up by (:func:`runner.cluster_key`), with
+    the cluster's earlier calibrations pooled into it unless ``fresh``
+    (:meth:`~iterflow.cluster.profile.ClusterProfile.pooled_walls`)."""
     import tempfile
 
     from iterflow.app.runner import cluster_for, cluster_key, executor_cores_conf, parse_executor_cores
@@ -241,7 +245,8 @@ def calibrate(spec: Any, *, supersteps: int = 7, max_executors: int | None = Non
                             supersteps=supersteps, say=say)
         finally:
             stop_session(spark)
-    where = profile.save(found)
+    where = profile.save(found, fresh=fresh)
+    found = profile.load(found.cluster, where) or found  # with the earlier calibrations it pooled
     say(describe(found, sizes=sorted({float(s) * per for s in sizes_for(most)})))
     say(f"saved to {where}: every run on this cluster learns the slow-down from it")
     return found

@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                      help="Spark setting, as the runs it calibrates for pass it (repeatable; the executors' JVM "
                           "options are part of the cluster's key: their JIT changes what a rescale costs)")
+    cal.add_argument("--fresh", action="store_true",
+                     help="forget the cluster's earlier calibrations (its hardware changed); by default the "
+                          "newest five together say which size runs fastest, one alone reads it with an error "
+                          "as large as the sizes' differences")
     cal.set_defaults(func=cmd_cluster_calibrate)
     arch = csub.add_parser("cds", help="make the executors' class-data-sharing archive (make setup does): fresh "
                                        "executors of clusters on this machine start from it")
@@ -256,7 +260,7 @@ def cmd_cluster_calibrate(args: argparse.Namespace) -> int:
     spec = JobSpec("pagerank", "(calibration graph)", "(none)", master=args.master, workers=args.workers,
                    cores_per_worker=args.cores_per_worker, memory=args.memory, cpu_share=args.cpu_share,
                    conf=parse_conf(args.conf))
-    calibrate(spec, supersteps=args.supersteps, max_executors=args.max_executors)
+    calibrate(spec, supersteps=args.supersteps, max_executors=args.max_executors, fresh=args.fresh)
     return 0
 
 

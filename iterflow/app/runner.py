@@ -257,7 +257,7 @@ def cluster_knowledge(key: str) -> tuple[Any, list[SuperstepRecord]]:
             cal_rows = calibrated.records()
             jobs.append(calibrated.tasks(cal_rows))
             seen += cal_rows
-            walls = calibrated.steady_walls(cal_rows)
+            walls = calibrated.pooled_walls(cal_rows)  # which size is fastest: all its calibrations say
     except InputError as exc:  # a broken profile file: say so, run on what the store has
         log.warning("%s", exc)
     try:

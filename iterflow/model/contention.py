@@ -99,7 +99,7 @@ class Contention:
         out = np.maximum((np.maximum(d - b0, 0.0) / a0) * a1 + b1, 0.1 * d)
         return out.tolist() if out.ndim else float(out)
 
-    def fastest(self, slots: Sequence[float]) -> "Fastest":
+    def fastest(self, slots: Sequence[float], tie: float = WALL_TIE) -> "Fastest":
         """The fewest of ``slots`` that run a job about as fast as any (``index`` in ``slots``,
         ``why``): a size past it finishes no sooner and holds more executors.
 
@@ -124,10 +124,10 @@ class Contention:
         seen = [i for i, x in enumerate(m) if float(x) in wall]
         if len(seen) > 1 and float(m.max()) in wall:
             best = min(wall[float(m[i])] for i in seen)
-            k = min((i for i in seen if wall[float(m[i])] <= best * (1 + WALL_TIE)), key=lambda i: m[i])
+            k = min((i for i in seen if wall[float(m[i])] <= best * (1 + tie)), key=lambda i: m[i])
             return Fastest(k, f"the calibration job's steady superstep took {wall[float(m[k])]:.2f}s at {m[k]:g} slots and "
                        f"{wall[float(m.max())]:.2f}s at {m.max():g}: no size above runs it more than "
-                       f"{WALL_TIE:.0%} faster")
+                       f"{tie:.0%} faster")
         if self.none:
             return Fastest(int(np.argmax(m)), "no slow-down known: the largest")
         base = float(self.sizes[0][0]) if self.sizes else float(m.min())

@@ -193,8 +193,9 @@ class TargetPolicy(AdaptivePolicy):
         From a cold start (nothing of the program known) the start must be able to meet any
         target -- the fastest size -- and the cluster's calibration says which size that is
         (:meth:`~iterflow.model.contention.Contention.fastest`: by the calibration job's measured
-        supersteps where it ran the sizes, else by its task slow-down): never above the configured
-        start. On the emulated cluster a task runs 0.99-1.48x as long at 3 slots as at 1 and
+        supersteps where it ran the sizes -- the cluster's newest calibrations together,
+        :meth:`~iterflow.cluster.profile.ClusterProfile.pooled_walls` -- else by its task
+        slow-down): never above the configured start. On the emulated cluster a task runs 0.99-1.48x as long at 3 slots as at 1 and
         1.20-1.76x at 4, and the calibration job's steady supersteps ran 0.94-1.01x as long at 3
         executors as at 4 in five sessions of eight (stop 29-33w); started at 4, the first two
         supersteps (before a release can be sized) cost PageRank's and k-means' targets 1.2-1.4x
