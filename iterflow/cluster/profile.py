@@ -95,7 +95,7 @@ class ClusterProfile:
         fastest, a cold start sat within 5 % of the job's fastest static size in 65 % of the pairs
         (4 in 17: PageRank's target runs started at 4 cost 1.5x the cheapest static size's
         executor-seconds, stop55prkmb); on the median of the cluster's calibrations so far, 76 %
-        (3 in 89 of 89), on the newest five 75 %. Side by side in one session (stop56prkm34, each
+        (at 3 in all 89), on the newest five 75 %. Side by side in one session (stop56prkm34, each
         of ten targets run from 3 and from 4): PageRank met 10 of 10 from 3 at a median 1.43x the
         cheapest static size's executor-seconds, 6 of 10 from 4 at 1.59x; k-means 10 of 10 at 1.09x
         and at 1.32x."""
