@@ -128,7 +128,7 @@ def starts(text: str) -> list[str]:
     got = [t.strip() for t in text.split(",") if t.strip()]
     bad = [t for t in got if t not in ("plan", "max") and not (t.isdigit() and int(t) >= 1)]
     if not got or bad or len(set(got)) < len(got):
-        raise argparse.ArgumentTypeError(f"--target-start: want plan, max or executor counts >= 1, comma-separated, "
+        raise argparse.ArgumentTypeError(f"want plan, max or executor counts >= 1, comma-separated, "
                                          f"each once (got {text!r})")
     return got
 
