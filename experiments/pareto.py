@@ -54,7 +54,6 @@ from pareto_report import analyse, calibration_scale_out, figures
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.app.calibrate import describe, measure
-from iterflow.cluster.profile import POOLED
 from iterflow.inputs.graphio import load_graph
 from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
@@ -104,8 +103,9 @@ def extra(ap) -> None:
 
 def earlier_calibrations(stem: str) -> list[dict]:
     """The emulated cluster's calibrations before this session's (``results/pareto_*_cluster_profile.json``
-    of earlier sessions, the newest :data:`~iterflow.cluster.profile.POOLED` - 1 by when they were
-    measured), as :func:`iterflow.cluster.profile.save` keeps a cluster's earlier calibrations."""
+    of earlier sessions, oldest first by when they were measured), as :func:`iterflow.cluster.profile.save`
+    keeps a cluster's earlier calibrations; the profile pools the newest of them
+    (:attr:`~iterflow.cluster.profile.ClusterProfile.pooled_with`)."""
     found = []
     for path in RESULTS.glob("pareto_*_cluster_profile.json"):
         if path.name == f"{stem}_cluster_profile.json":
@@ -117,10 +117,7 @@ def earlier_calibrations(stem: str) -> list[dict]:
             continue
         if p.measured_at and p.steady_walls():
             found.append(p.summary())
-    found = sorted(found, key=lambda e: e["measured_at"])[-(POOLED - 1):]
-    print(f"  pooled with {len(found)} earlier calibrations of this cluster "
-          f"({', '.join(e['measured_at'][:16] for e in found) or 'none'})", flush=True)
-    return found
+    return sorted(found, key=lambda e: e["measured_at"])
 
 
 def starts(text: str) -> list[str]:
@@ -181,6 +178,8 @@ def main() -> int:
             found = measure(spark, "pareto", W, partitions=args.partitions, say=print)
             if args.earlier_calibrations == "results":  # as `iterflow cluster calibrate` pools the cluster's
                 found = replace(found, earlier=earlier_calibrations(stem))
+                print(f"  pooled with {len(found.pooled_with)} earlier calibrations of this cluster ("
+                      + (", ".join(e["measured_at"][:16] for e in found.pooled_with) or "none") + ")", flush=True)
             priced = found.records()
             slow = found.contention(priced)
             calibrated = describe(found, sizes=range(1, W + 1))

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from algorithms import PageRank
-from iterflow.cluster.profile import POOLED, ClusterProfile, measured_steady
+from iterflow.cluster.profile import ClusterProfile, measured_steady
 from iterflow.files import iterflow_home
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies.core import PolicyBase
@@ -196,7 +196,7 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; the median task of {base:g} "
             f"slot(s) ({d0 * 1e3:.0f} ms) takes at {at}{terms}" + (f"; a steady superstep (median) at {walls}" if walls else "")
-            + (f" (pooled: the median over this calibration and {min(len(profile.earlier), POOLED - 1)} earlier of the cluster, as "
+            + (f" (pooled: the median over this calibration and {len(profile.pooled_with)} earlier of the cluster, as "
                f"ratios to the largest size)" if walls and profile.earlier else "")
             + _prices(rows))
 

@@ -75,6 +75,12 @@ class ClusterProfile:
                 out.setdefault(float(r.ran.cores), []).append(float(r.wall_seconds))
         return out
 
+    @property
+    def pooled_with(self) -> list[dict[str, Any]]:
+        """The :attr:`earlier` calibrations :meth:`pooled_walls` reads with this one: the newest
+        :data:`POOLED` - 1."""
+        return self.earlier[-(POOLED - 1):]
+
     def summary(self, rows: list[Any] | None = None) -> dict[str, Any]:
         """What a later calibration of the cluster keeps of this one (:attr:`earlier`)."""
         walls = {str(k): float(np.median(v)) for k, v in self.steady_walls(rows).items() if v}
@@ -104,7 +110,7 @@ class ClusterProfile:
             return {k: [v] for k, v in own.items()}
         top = max(own)
         ratios: dict[float, list[float]] = {}
-        for walls in [*(e.get("walls") or {} for e in self.earlier[-(POOLED - 1):]), own]:
+        for walls in [*(e.get("walls") or {} for e in self.pooled_with), own]:
             w = {float(k): float(v) for k, v in walls.items()}
             if w.get(top, 0) > 0:  # a calibration that ran this one's largest size
                 for k, v in w.items():
