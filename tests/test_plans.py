@@ -149,3 +149,22 @@ def test_bad_prices_are_refused():
         cheapest_plan(S, np.array([1, 2]), w, 5.0, prices=np.zeros((3, 3)))
     with pytest.raises(ValueError, match="start"):
         cheapest_plan(S, np.array([1, 2]), w, 5.0, prices=np.zeros((2, 2)), start=4)
+
+
+def test_a_later_release_is_found_where_it_costs_less_than_one_now():
+    """PageRank-like sizes (1.9 / 1.2 / 0.9 s a superstep at 1 / 2 / 3), a release to 2 rebuilding
+    the cached inputs (3.1 s), one to 1 light (0.6 s): 2 now meets 20 s for 35 executor-seconds;
+    3 for four more supersteps, then 1, meets it for 26.6 -- the plan ``target`` waits for."""
+    from iterflow.policies.plans import later_release
+
+    sizes = np.array([1, 2, 3])
+    S = np.tile(np.array([1.9, 1.2, 0.9])[:, None], (1, 12))
+    w, price, pad = np.ones(12), np.array([0.6, 3.1, 0.0]), np.ones(3)
+    assert 2 * (3.1 + 12 * 1.2) == pytest.approx(35.0)
+    j, i, t, c = later_release(S, sizes, w, 3, price, pad, 20.0)
+    assert (j, int(sizes[i])) == (4, 1) and t == pytest.approx(19.4) and c == pytest.approx(26.6)
+    # padded, the later part runs longer: the release comes later
+    assert later_release(S, sizes, w, 3, price, np.full(3, 1.1), 20.0)[0] == 5
+    assert later_release(S, sizes, w, 3, price, pad, 11.0) is None  # 1 never fits in time
+    assert later_release(S, sizes, w, 3, price, pad, 20.0, allowed=sizes != 1)[1] == 1  # 2 only, later
+    assert later_release(S, sizes, w, 4, price, pad, 20.0) is None  # the current size is no candidate

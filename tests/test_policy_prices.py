@@ -160,3 +160,24 @@ def test_a_release_is_priced_by_releases_of_its_kind_light_or_rebuilding():
     assert p.scale_in_cost([], light=False) == (pytest.approx(4.0), "measured over 1 rebuilding scale-in")
     assert p.scale_in_cost([], light=True) == (pytest.approx(4.0), "measured over 1 scale-in")  # the upper bound
     assert p.scale_in_cost(hist, light=True)[0] == pytest.approx(0.8)  # this run's own of its kind first
+
+
+def test_the_clusters_releases_price_a_cold_run_by_kind():
+    """A cold run (no release of its own program) priced every release by the median of the
+    cluster's -- the calibration job's 3 -> 2 and 4 -> 3 rebuilding (2.1-4.4 s) with its 2 -> 1
+    light (0.2-1.3 s) -- so a release to one executor read ~3x its cost (stop 57). By kind: each
+    kind by the cluster's of its kind; a light one with none of its kind by all (an upper
+    bound); a rebuilding one with only light ones by the prior."""
+    rebuild = row(2, 3, 1.0, decision="down", actuation_seconds=3.1, executors_active=2)
+    light = row(4, 2, 1.2, decision="down", actuation_seconds=0.6, executors_active=1)
+    p = TargetPolicy(100.0, max_executors=4)
+    p.learn_rescales(records([row(1, 3, 1.0), rebuild, row(3, 2, 1.2), light, row(5, 1, 1.9)]), scale_ins=[])
+    assert p.scale_in_cost([], light=True) == (
+        pytest.approx(0.6), "learned from 1 scale-in to one executor of other programs on this cluster")
+    assert p.scale_in_cost([], light=False) == (
+        pytest.approx(3.1), "learned from 1 scale-in rebuilding of other programs on this cluster")
+    assert p.scale_in_cost([])[0] == pytest.approx(1.85)  # kind unknown: every release of the cluster
+    p.learn_rescales(records([row(1, 3, 1.0), rebuild, row(3, 2, 1.2)]), scale_ins=[])
+    assert p.scale_in_cost([], light=True)[0] == pytest.approx(3.1)
+    p.learn_rescales(records([row(3, 2, 1.2), light, row(5, 1, 1.9)]), scale_ins=[])
+    assert p.scale_in_cost([], light=False)[0] is None  # the prior: one superstep at the new size

@@ -3,6 +3,7 @@ ahead, the band and the pads, end to end on the fake cluster."""
 from __future__ import annotations
 
 import importlib
+import pytest
 
 from iterflow.model.resource import ResourceModel
 from iterflow.loop.plan import RunPlan
@@ -360,3 +361,47 @@ def test_a_cautious_count_releases_a_tail_that_runs_as_fast_and_guards_one_that_
     hist = history(slower)
     r = TargetPolicy(7 * 0.6 + 20.0, **opts).decide(**H(hist, slower))
     assert r.executors == 3, r.reason  # 1 or 2 would run the cautious 26 past the target
+
+
+def _pagerank_like_cluster() -> list[dict]:
+    """Another program's runs on the cluster: a release 3 -> 2 rebuilding its cached inputs
+    (3.1 s), one 2 -> 1 light (0.6 s) -- the calibration job's kinds (stop 57: 2.1-4.4 s and
+    0.2-1.3 s over 22 sessions)."""
+    return [row(1, 3, 1.0), row(2, 3, 1.0, decision="down", actuation_seconds=3.1, executors_active=2),
+            row(3, 2, 1.2), row(4, 2, 1.2, decision="down", actuation_seconds=0.6, executors_active=1),
+            row(5, 1, 1.9)]
+
+
+def test_ahead_keeps_the_size_where_a_later_light_release_costs_less_than_a_rebuilding_one_now():
+    """Stop 56's PageRank from 3: ahead at barrier 2, the cheapest size meeting the target for
+    the whole rest was 2 -- a release that rebuilds the cached edges -- and ``target`` released
+    3 -> 2 (1.3x static-2's executor-seconds); keeping 3 and releasing to 1 later (light) met
+    the same target for less (the priced bound's plans). Now it keeps 3, and releases to 1 once
+    1 fits."""
+    m = FakeModel(0.5, 1.5e-4)  # 2.0 / 1.25 / 1.0 s a superstep at 1 / 2 / 3
+    m.source = "task replay"  # sizes read off the measured tasks: a release may go below half
+    p = TargetPolicy(40.0, max_executors=3, max_iterations=22, **QUICK)
+    p.learn_rescales(records(_pagerank_like_cluster()), scale_ins=[])
+    assert p.scale_in_prices([], [1, 2], 3)[0] == pytest.approx([0.6, 3.1])
+    r = p.decide(**H(flat(2, 3, m), m))
+    # 20 left, goal (40 - 2) / 1.1 = 34.5; padded 1.15 (error 5 % + unseen 10 %): 1 now misses
+    # ((0.6 + 40) * 1.15 = 46.7), 2 now meets it ((3.1 + 25) * 1.15 = 32.3) for 56 executor-s
+    # (keeping 3: 60); 3 for 10 more, then 1: 33.7 s padded, 50.6 executor-s
+    assert r.executors is None, r.reason
+    assert "ahead, but 3 executors for ~10 more supersteps then 1" in r.reason and "2 now 56: keep 3" in r.reason
+    r = p.decide(**H(flat(12, 3, m), m))  # 10 left: (0.6 + 20) * 1.15 = 23.7 <= (40 - 12) / 1.1
+    assert r.executors == 1 and "comfortably ahead: 1 executors" in r.reason, r.reason
+
+
+def test_a_later_release_must_save_more_than_the_models_noise():
+    """On flat work that scales perfectly (``1 + 100/e``), one more superstep at 16 then 12 reads
+    0.7 % cheaper than 13 now: within :data:`~iterflow.policies.pads.LATER_GAIN`, released now."""
+    from iterflow.policies.pads import LATER_GAIN
+
+    m = FakeModel(1.0, 0.01)
+    hist = flat(3, 16, m)
+    target = sum(r["wall_seconds"] for r in hist) + 1.6 * 17 * m.predict_seconds(16, 10_000)
+    r = TargetPolicy(target, max_executors=16, max_iterations=20, **QUICK).decide(**H(hist, m))
+    assert r.executors == 13 and "comfortably ahead" in r.reason, r.reason
+    assert (16 * m.predict_seconds(16, 10_000) + 16 * 12 * m.predict_seconds(12, 10_000)) > \
+        17 * 13 * m.predict_seconds(13, 10_000) * (1 - LATER_GAIN)

@@ -145,3 +145,37 @@ def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: fl
         return fastest
     return _or_constant(_bisect(at, lambda p: p[1] <= allowed, lo_ok=True), S, E, weights, allowed, by=2,
                         entry=entry)
+
+
+def later_release(S: np.ndarray, E: np.ndarray, weights: np.ndarray, current: int, price: np.ndarray,
+                  pad: np.ndarray, goal: float, allowed: np.ndarray | bool = True) -> tuple[int, int, float, float] | None:
+    """The cheapest plan that keeps ``current`` executors for the next ``j >= 1`` samples and then
+    releases to a smaller size for the rest: ``(j, size index, seconds, executor-seconds)``, or
+    ``None`` where none finishes within ``goal`` (or ``current`` is no candidate).
+
+    ``S``: seconds of a superstep of each sample at each size (sizes ``E`` x samples, each sample
+    standing for ``weights`` supersteps); ``price``: a change from ``current`` to each size, held
+    at that size; ``pad``: each size's finish padded (``1 +`` its error), on the part run after
+    the release; ``allowed``: the sizes a release may go to. Why: ``target`` compared only one
+    size for the whole rest, so a run ahead of its target released at once to the cheapest size
+    that fits -- PageRank 3 -> 2 at barrier 2, a relayout that rebuilds the cached edges (~3 s) --
+    where keeping 3 and releasing to one executor later (no rebuild) met the same target for
+    fewer executor-seconds (the priced bound's plans, stop 56)."""
+    here = np.flatnonzero(E == current)
+    m = S.shape[1]
+    if not here.size or m < 2:
+        return None
+    steps = S * np.asarray(weights, float)[None, :]
+    head = np.cumsum(steps[here[0]])  # seconds of the first j samples at ``current``, j = 1..m
+    tail = np.cumsum(steps[:, ::-1], axis=1)[:, ::-1]  # tail[i, j]: samples j.. at size i
+    ok_size = (E < current) & np.asarray(allowed, bool)
+    best = None
+    for j in range(1, m):
+        t = head[j - 1] + pad * (price + tail[:, j])
+        c = current * head[j - 1] + E * (price + tail[:, j])
+        ok = np.flatnonzero(ok_size & (t <= goal))
+        if ok.size:
+            i = int(ok[np.argmin(c[ok])])
+            if best is None or c[i] < best[3]:
+                best = (j, i, float(t[i]), float(c[i]))
+    return best

@@ -35,6 +35,7 @@ class RescalePrices:
     past_scale_ins: list[float]
     past_scale_in_kinds: dict[bool, list[float]]
     cluster_scale_ins: list[float]
+    cluster_scale_in_kinds: dict[bool, list[float]]
     past_delays: list[float]
     start_delays: list[float]
     start_excess: list[float]
@@ -100,6 +101,7 @@ class RescalePrices:
         self.past_scale_in_kinds = {k: rescale_costs(own, "down", light=k) for k in (True, False)}
         self.past_scale_ins = self.past_scale_in_kinds[True] + self.past_scale_in_kinds[False]  # every release
         self.cluster_scale_ins = rescale_costs(rows, "down")  # any program's: the price before the prior
+        self.cluster_scale_in_kinds = {k: rescale_costs(rows, "down", light=k) for k in (True, False)}
         self.past_delays = registration_delays(rows)
         self.start_excess = start_excess(rows)
         return len(self.past_rescales)
@@ -151,10 +153,19 @@ class RescalePrices:
                 seen = []
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
-        if self.cluster_scale_ins:
-            n = len(self.cluster_scale_ins)
-            return (float(np.median(self.cluster_scale_ins)),
-                    f"learned from {n} scale-in{'s' if n > 1 else ''} of other programs on this cluster")
+        cluster = self.cluster_scale_ins
+        if light is not None and cluster:
+            # by kind here too: the calibration job's releases to one executor cost 0.2-1.3 s, its
+            # rebuilding ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold
+            # run's release to one at three times its cost, and ``target`` released 3 -> 2 early
+            # where keeping 3 and releasing to 1 later was cheaper (stop57)
+            cluster = self.cluster_scale_in_kinds.get(light) or (cluster if light else [])
+        if cluster:
+            n = len(cluster)
+            kind = "" if light is None or cluster is self.cluster_scale_ins else (" to one executor" if light else
+                                                                                 " rebuilding")
+            return (float(np.median(cluster)),
+                    f"learned from {n} scale-in{'s' if n > 1 else ''}{kind} of other programs on this cluster")
         if self.scale_in_seconds is not None:
             return self.scale_in_seconds, "prior"
         return None, "prior: one superstep as this run's ran, at the new size"

@@ -15,7 +15,8 @@ import numpy as np
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
 from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
-from iterflow.policies.pads import EARLIEST_TIE, release_pad
+from iterflow.policies.pads import EARLIEST_TIE, LATER_GAIN, release_pad
+from iterflow.policies.plans import later_release
 
 
 class TargetPolicy(AdaptivePolicy):
@@ -169,6 +170,18 @@ class TargetPolicy(AdaptivePolicy):
                 k = cheapest(goal, least=half, pad=pad, allowed=safe)
                 head += f"; {int(E[best])} would do, at most half the executors a release"
             if k is not None and E[k] < ctx.current:
+                later = later_release(ctx.predictor.seconds(E, fc.works) + bar, E, fc.weights, ctx.current,
+                                      price, pad, goal, safe & (E >= half))
+                if later is not None and later[3] < E[k] * paid[k] * (1 - LATER_GAIN):
+                    # keeping the size now and releasing further later is cheaper than releasing
+                    # now (a rebuilding relayout against a light one): the next barriers read it
+                    # again, and release once the later size fits
+                    j, i, t_l, c_l = later
+                    n_j = int(round(float(np.sum(fc.weights[:j]))))
+                    return Want(ctx.current, f"{head}; ahead, but {ctx.current} executors for ~{n_j} more "
+                                             f"supersteps then {int(E[i])} finish {elapsed + t_l:.1f}s{guard} for "
+                                             f"{c_l:.0f} executor-seconds, {int(E[k])} now {E[k] * paid[k]:.0f}: "
+                                             f"keep {ctx.current}")
                 e = int(E[k])
                 # not ``priced``: the release must also save more executor-seconds than its price
                 # holds (WCC released 4 -> 1 for a predicted saving of 0 with 2 supersteps "left";
