@@ -66,6 +66,13 @@ class TargetPolicy(AdaptivePolicy):
       the size still meets the target there, or runs the rest no slower than the current size
       within the model's error (:func:`~iterflow.policies.pads.release_pad` without the horizon
       term).
+    * a release found so is not made where keeping the size now and releasing further later is
+      cheaper by more than :data:`~iterflow.policies.pads.LATER_GAIN`
+      (:func:`~iterflow.policies.plans.later_release`: the current size for some supersteps,
+      then a smaller one, padded and priced alike, within the same goal): one size for the whole
+      rest released PageRank 3 -> 2 at barrier 2, a relayout rebuilding the cached edges (~3 s),
+      where 3 and then a light release to 1 met the target for less (stop 56's priced bound);
+      the later barriers release once the later size fits.
     """
 
     name = "target"
