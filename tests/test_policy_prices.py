@@ -175,7 +175,7 @@ def test_the_clusters_releases_price_a_cold_run_by_kind():
     assert p.scale_in_cost([], light=True) == (
         pytest.approx(0.6), "learned from 1 scale-in to one executor of other programs on this cluster")
     assert p.scale_in_cost([], light=False) == (
-        pytest.approx(3.1), "learned from 1 scale-in rebuilding of other programs on this cluster")
+        pytest.approx(3.1), "learned from 1 rebuilding scale-in of other programs on this cluster")
     assert p.scale_in_cost([])[0] == pytest.approx(1.85)  # kind unknown: every release of the cluster
     p.learn_rescales(records([row(1, 3, 1.0), rebuild, row(3, 2, 1.2)]), scale_ins=[])
     assert p.scale_in_cost([], light=True)[0] == pytest.approx(3.1)

@@ -158,14 +158,14 @@ class RescalePrices:
             # by kind here too: the calibration job's releases to one executor cost 0.2-1.3 s, its
             # rebuilding ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold
             # run's release to one at three times its cost, and ``target`` released 3 -> 2 early
-            # where keeping 3 and releasing to 1 later was cheaper (stop57)
+            # where keeping 3 and releasing to 1 later was cheaper (stop 57)
             cluster = self.cluster_scale_in_kinds.get(light) or (cluster if light else [])
         if cluster:
             n = len(cluster)
-            kind = "" if light is None or cluster is self.cluster_scale_ins else (" to one executor" if light else
-                                                                                 " rebuilding")
+            by_kind = light is not None and cluster is not self.cluster_scale_ins
+            kind, to_one = ("rebuilding " if by_kind and not light else ""), (" to one executor" if by_kind and light else "")
             return (float(np.median(cluster)),
-                    f"learned from {n} scale-in{'s' if n > 1 else ''}{kind} of other programs on this cluster")
+                    f"learned from {n} {kind}scale-in{'s' if n > 1 else ''}{to_one} of other programs on this cluster")
         if self.scale_in_seconds is not None:
             return self.scale_in_seconds, "prior"
         return None, "prior: one superstep as this run's ran, at the new size"
