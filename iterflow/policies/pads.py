@@ -40,8 +40,9 @@ EARLIEST_TIE = 0.02
 # release now before ``target`` waits for it (:func:`~iterflow.policies.plans.later_release`).
 # The later release is made only if a later barrier still finds it fits; a prediction of a few
 # percent is within the model's error. On flat work with perfect scaling (``1 + 100/e`` seconds
-# a superstep) a plan one superstep later read 0.7 % cheaper; PageRank's 3 now and 1 later read
-# 15 % under a release 3 -> 2 now (its cached edges rebuilt, stop57's replays).
+# a superstep) a plan one superstep later read 0.7 % cheaper; PageRank's 3 for six more
+# supersteps, then 1, read 14 % under a release 3 -> 2 now (24 against 28 executor-seconds of the
+# rest, its cached edges rebuilt; stop 56's table replayed, ``experiments/target_whatif.py``).
 LATER_GAIN = 0.05
 
 
