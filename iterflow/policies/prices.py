@@ -100,8 +100,9 @@ class RescalePrices:
         own = rows if scale_ins is None else records(scale_ins)
         self.past_scale_in_kinds = {k: rescale_costs(own, "down", light=k) for k in (True, False)}
         self.past_scale_ins = self.past_scale_in_kinds[True] + self.past_scale_in_kinds[False]  # every release
-        self.cluster_scale_ins = rescale_costs(rows, "down")  # any program's: the price before the prior
+        # any program's, by kind: the price before the prior
         self.cluster_scale_in_kinds = {k: rescale_costs(rows, "down", light=k) for k in (True, False)}
+        self.cluster_scale_ins = self.cluster_scale_in_kinds[True] + self.cluster_scale_in_kinds[False]
         self.past_delays = registration_delays(rows)
         self.start_excess = start_excess(rows)
         return len(self.past_rescales)
@@ -153,17 +154,18 @@ class RescalePrices:
                 seen = []
         if seen:
             return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
-        cluster = self.cluster_scale_ins
-        if light is not None and cluster:
-            # by kind here too: the calibration job's releases to one executor cost 0.2-1.3 s, its
-            # rebuilding ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold
-            # run's release to one at three times its cost, and ``target`` released 3 -> 2 early
-            # where keeping 3 and releasing to 1 later was cheaper (stop 57)
-            cluster = self.cluster_scale_in_kinds.get(light) or (cluster if light else [])
+        # by kind here too: the calibration job's releases to one executor cost 0.2-1.3 s, its
+        # rebuilding ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold run's
+        # release to one at three times its cost, and ``target`` released 3 -> 2 early where keeping
+        # 3 and releasing to 1 later was cheaper (stop 57). Fallbacks as for the program's own above.
+        cluster, kind, to_one = self.cluster_scale_ins, "", ""
+        if light is not None and self.cluster_scale_in_kinds.get(light):
+            cluster = self.cluster_scale_in_kinds[light]
+            kind, to_one = ("", " to one executor") if light else ("rebuilding ", "")
+        elif light is False:
+            cluster = []
         if cluster:
             n = len(cluster)
-            by_kind = light is not None and cluster is not self.cluster_scale_ins
-            kind, to_one = ("rebuilding " if by_kind and not light else ""), (" to one executor" if by_kind and light else "")
             return (float(np.median(cluster)),
                     f"learned from {n} {kind}scale-in{'s' if n > 1 else ''}{to_one} of other programs on this cluster")
         if self.scale_in_seconds is not None:
