@@ -259,25 +259,33 @@ def _target_goal(label: str, t: pd.DataFrame, st: pd.DataFrame, med: pd.DataFram
     target, and their executor-seconds against the cheapest static size meeting it."""
     out = []
     if len(t):
-        met = t["job_seconds"] <= t["target_seconds"] * (1 + MET)
-        ratios, by_size, both = [], [], 0  # both: met, and within the goal's 1.15x of that size
-        for (_, r), hit in zip(t.iterrows(), met):
-            ok = st[(st["rep"] == r["rep"]) & (st["job_seconds"] <= r["target_seconds"] * (1 + MET))]
-            if len(ok):
-                ratios.append(r["executor_seconds"] / ok["executor_seconds"].min())
-            size = cheapest_size(med, r["target_seconds"])
-            if size is not None:
-                by_size.append(r["executor_seconds"] / med.loc[size, "executor_seconds"])
-                both += bool(hit) and by_size[-1] <= 1.15
-        out.append(f"  {label} (cold start): {int(met.sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
+        s = target_scores(t, st, med)
+        by_size, ratios = s["vs_size"].dropna(), s["vs_run"].dropna()
+        both = int((s["met"] & (s["vs_size"] <= 1.15)).sum())  # met, and within the goal's 1.15x of that size
+        out.append(f"  {label} (cold start): {int(s['met'].sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
                    f"static size meeting the same target (a size's median run): median {np.median(by_size):.2f}x, max "
-                   f"{max(by_size):.2f}x over {len(by_size)} ({sum(b <= 1.15 for b in by_size)} within 1.15x, the "
+                   f"{max(by_size):.2f}x over {len(by_size)} ({int((by_size <= 1.15).sum())} within 1.15x, the "
                    f"goal's bound; met and within it: {both}); vs the cheapest single static run meeting it (the luckier of "
                    f"a size's runs): median {np.median(ratios):.2f}x, max {max(ratios):.2f}x"
-                   if ratios and by_size else f"  {label}: {int(met.sum())} of {len(t)} met; no static size (median) or "
-                                              f"no static run of the same rep met any target")
+                   if len(ratios) and len(by_size) else f"  {label}: {int(s['met'].sum())} of {len(t)} met; no static size "
+                                                        f"(median) or no static run of the same rep met any target")
         out.append(repeatability(st, med, t["target_seconds"]))
     return out
+
+
+def target_scores(t: pd.DataFrame, st: pd.DataFrame, med: pd.DataFrame) -> pd.DataFrame:
+    """Per ``target`` run of ``t``: ``met`` (within :data:`MET`); ``vs_size``, its executor-s over
+    the median run's of the cheapest static size meeting its target (NaN where none does);
+    ``vs_run``, over the cheapest single static run of its rep meeting it (NaN where none)."""
+    rows = []
+    for _, r in t.iterrows():
+        bound = r["target_seconds"] * (1 + MET)
+        ok = st[(st["rep"] == r["rep"]) & (st["job_seconds"] <= bound)]
+        size = cheapest_size(med, r["target_seconds"])
+        rows.append({"met": bool(r["job_seconds"] <= bound),
+                     "vs_size": r["executor_seconds"] / med.loc[size, "executor_seconds"] if size else np.nan,
+                     "vs_run": r["executor_seconds"] / ok["executor_seconds"].min() if len(ok) else np.nan})
+    return pd.DataFrame(rows, columns=["met", "vs_size", "vs_run"])
 
 
 def cheapest_size(med: pd.DataFrame, target: float) -> str | None:
@@ -291,19 +299,26 @@ def repeatability(st: pd.DataFrame, med: pd.DataFrame, targets: pd.Series) -> st
     """What no policy run once can count on here: the static size chosen *knowing* the medians
     (the cheapest meeting each target), each of its runs taken alone -- how many of them meet
     the target, and their executor-s against the median's."""
+    met, ratios = repeat_scores(st, med, targets)
+    if not met:
+        return "  repeatability: no static size meets any target"
+    return (f"  repeatability: the cheapest static size meeting each target chosen knowing its median, each of its "
+            f"runs alone: {sum(met)} of {len(met)} meet the target within {MET:.0%}, executor-s {min(ratios):.2f}-"
+            f"{max(ratios):.2f}x its median -- the session's noise, which any policy run once also meets")
+
+
+def repeat_scores(st: pd.DataFrame, med: pd.DataFrame, targets: Any) -> tuple[list[bool], list[float]]:
+    """:func:`repeatability`'s figures: per target and run of the cheapest static size meeting it
+    (by the medians), whether the run met it and its executor-s over the median's."""
     met, ratios = [], []
     for target in targets:
         size = cheapest_size(med, target)
         if size is None:
             continue
         for _, r in st[st["policy"] == size].iterrows():
-            met.append(r["job_seconds"] <= target * (1 + MET))
+            met.append(bool(r["job_seconds"] <= target * (1 + MET)))
             ratios.append(r["executor_seconds"] / med.loc[size, "executor_seconds"])
-    if not met:
-        return "  repeatability: no static size meets any target"
-    return (f"  repeatability: the cheapest static size meeting each target chosen knowing its median, each of its "
-            f"runs alone: {sum(met)} of {len(met)} meet the target within {MET:.0%}, executor-s {min(ratios):.2f}-"
-            f"{max(ratios):.2f}x its median -- the session's noise, which any policy run once also meets")
+    return met, ratios
 
 
 def figures(df: pd.DataFrame, W: int, stem: str = "pareto") -> None:
