@@ -78,9 +78,20 @@ def target_policies(d: pd.DataFrame) -> list[str]:
 
 def releases(steps: pd.DataFrame, label: str = "target") -> list[str]:
     """``target``'s releases: the finish each predicted ("comfortably ahead: N executors finish
-    Ts") against the run's real one -- for every release not undone by a later scale-out, and
-    for each run's last release with no rescale after it (the only one whose prediction was meant to be the finish: a release
-    followed by another spends on purpose the slack the first left)."""
+    Ts") against the run's real one (:func:`release_errors`)."""
+    every, last = release_errors(steps)
+
+    def say(x: list[float]) -> str:
+        return f"{np.median(x):+.0%} ({min(x):+.0%}..{max(x):+.0%}, {len(x)})" if x else "none"
+    return [f"  {label}'s releases, real finish over predicted: every release not undone by a scale-out {say(every)}; "
+            f"each run's last {say(last)}"]
+
+
+def release_errors(steps: pd.DataFrame) -> tuple[list[float], list[float]]:
+    """Real finish over the finish a release predicted, minus one: for every release not undone
+    by a later scale-out, and for each run's last release with no rescale after it (the only
+    one whose prediction was meant to be the finish: a release followed by another spends on
+    purpose the slack the first left)."""
     every, last = [], []
     for _, g in steps.groupby("run_id", sort=False):
         g = g.sort_values("superstep")
@@ -94,11 +105,7 @@ def releases(steps: pd.DataFrame, label: str = "target") -> list[str]:
                 mine = []  # a scale-out after a release: its prediction no longer applies
         every += mine
         last += mine[-1:]
-
-    def say(x: list[float]) -> str:
-        return f"{np.median(x):+.0%} ({min(x):+.0%}..{max(x):+.0%}, {len(x)})" if x else "none"
-    return [f"  {label}'s releases, real finish over predicted: every release not undone by a scale-out {say(every)}; "
-            f"each run's last {say(last)}"]
+    return every, last
 
 
 def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given: float | None = None,
