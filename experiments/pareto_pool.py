@@ -5,7 +5,7 @@
 Why: one session runs each target once, and a session's static runs spread 10-30 % (its noise):
 whether 9 of 10 targets are met at <= 1.15x the cheapest static size is then partly the luck of
 that session (stop 57's three sessions of one code: PageRank 10, 10 and 8 of 10 met at 1.03-1.17x).
-Pooled over sessions of the same code, the goal's two figures are read on 20-40 runs a job. Each
+Pooled over sessions of the same code, the goal's two figures are read on all their runs. Each
 run is judged against its own session's static runs, as ``pareto.py`` judges it
 (:func:`pareto_report.target_scores`); printed beside: the same for the static size chosen
 knowing each session's medians, each of its runs alone (:func:`pareto_report.repeat_scores`) --

@@ -30,8 +30,9 @@ HORIZON_ERROR = 0.15
 # superstep at the released size 1.14x (PageRank, 66; p75 1.25x), 1.16x (k-means, 30; 1.32x), 0.88x
 # (WCC, 88), while each run's finish came at 0.96x (PageRank; p90 1.14x) and 0.90x (k-means; p90
 # 1.09x) its last release's prediction: the finish's other terms read long by more than that (most
-# likely the release's price, learned from the calibration job's larger cache, 0.5-0.8 s for a
-# release to one executor that cost k-means ~0.2 s). Kept at 0.1.
+# likely the release's price, learned from the calibration job -- its state a 6 MB DataFrame, k-means'
+# a few centers on the driver -- 0.5-0.8 s for a release to one executor that cost k-means ~0.2 s).
+# Kept at 0.1.
 UNSEEN_ERROR = 0.1
 
 # Where the target is out of reach, sizes whose predicted rest of the run is within this of the
