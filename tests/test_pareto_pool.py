@@ -1,0 +1,60 @@
+"""The Pareto experiment's target-goal figures, per session and pooled (``experiments/pareto_pool.py``,
+``pareto_report.target_scores``), on hand-made tables: no Spark."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+
+import pareto_pool  # noqa: E402
+from pareto_report import target_scores  # noqa: E402
+
+
+def session(static: dict[str, list[tuple[float, float]]], targets: list[tuple[float, float, float]]) -> pd.DataFrame:
+    """A ``pareto.py`` table: static runs ``{policy: [(job s, executor-s), ...]}`` and ``target``
+    runs ``(target s, job s, executor-s)``, one job, one rep."""
+    rows = [{"job": "pagerank", "policy": p, "rep": 0, "job_seconds": js, "executor_seconds": es}
+            for p, runs in static.items() for js, es in runs]
+    rows += [{"job": "pagerank", "policy": "target", "rep": 0, "job_seconds": js, "executor_seconds": es,
+              "target_seconds": t} for t, js, es in targets]
+    return pd.DataFrame(rows)
+
+
+STATIC = {"static-1": [(20.0, 20.0), (22.0, 22.0)], "static-2": [(12.0, 24.0), (14.0, 28.0)]}
+
+
+def test_a_target_run_is_judged_against_the_cheapest_static_size_meeting_its_target():
+    """Met within 5 %; its executor-seconds over the median run's of the cheapest size whose median
+    meets the target (static-1's 21 s meets 20.5 s within 5 %, static-2's 13 s a 13 s one); none
+    meets a 10 s target: no ratio."""
+    d = session(STATIC, [(20.5, 21.4, 24.0), (13.0, 13.9, 30.0), (10.0, 12.0, 36.0)])
+    st = d[d["policy"].str.startswith("static-")]
+    med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
+    s = target_scores(d[d["policy"] == "target"], st, med)
+    assert s["met"].tolist() == [True, False, False]  # 21.4 <= 21.525; 13.9 > 13.65
+    assert s["vs_size"].iloc[0] == pytest.approx(24.0 / 21.0) and s["vs_size"].iloc[1] == pytest.approx(30.0 / 26.0)
+    assert pd.isna(s["vs_size"].iloc[2])
+    # the luckier single run of the same rep meeting it: static-1's 20 s run (20 executor-s)
+    assert s["vs_run"].iloc[0] == pytest.approx(24.0 / 20.0)
+
+
+def test_sessions_pool_their_runs_and_a_missing_table_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(pareto_pool, "RESULTS", tmp_path)
+    session(STATIC, [(20.5, 21.4, 24.0), (13.0, 13.9, 30.0)]).to_csv(tmp_path / "pareto_a.csv", index=False)
+    session(STATIC, [(20.5, 19.0, 19.0)]).to_csv(tmp_path / "pareto_b.csv", index=False)
+    out = pareto_pool.pool(["a", "b"])
+    assert out[0] == "== pagerank target"
+    assert out[1].startswith("  a: 1 of 2 met (50%)") and out[2].startswith("  b: 1 of 1 met (100%)")
+    pooled = out[3]
+    assert pooled.startswith("  pooled: 2 of 3 met (67%)")
+    assert "met and within 1.15x: 2 (67%)" in pooled  # a's 24 / 21 executor-s (1.14x), b's 19 / 21
+    # the static size chosen knowing the medians: static-1 for 20.5 s (21 s, 21 executor-s: its 20 s
+    # run meets 21.5 s, its 22 s run does not), static-2 for 13 s (its 12 s run meets 13.65 s, its
+    # 14 s run does not) -- a: 2 of 4, b: 1 of 2
+    assert pooled.endswith("each run alone: 3 of 6 met (50%)")
+    with pytest.raises(SystemExit, match="pareto_c.csv"):
+        pareto_pool.pool(["c"])
