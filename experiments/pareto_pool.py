@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from harness import RESULTS
-from pareto_report import repeat_scores, target_scores, target_policies
+from pareto_report import repeat_scores, static_runs, target_policies, target_scores
 
 
 def session(tag: str) -> pd.DataFrame:
@@ -37,8 +37,7 @@ def pool(tags: list[str]) -> list[str]:
     for tag in tags:
         df = session(tag)
         for job, d in df.groupby("job", sort=False):
-            st = d[d["policy"].str.startswith("static-")]
-            med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
+            st, med = static_runs(d)
             for label in target_policies(d):
                 t = d[d["policy"] == label]
                 met, _ = repeat_scores(st, med, t["target_seconds"])

@@ -27,8 +27,7 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
     used only where no adaptive run scaled out)."""
     out = []
     for job, d in df.groupby("job", sort=False):
-        st = d[d["policy"].str.startswith("static-")]
-        med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
+        st, med = static_runs(d)
         spread = st.groupby("policy")["job_seconds"].agg(lambda s: (s.max() - s.min()) / s.median() if len(s) > 1 else np.nan)
         noise = float(spread.median()) if spread.notna().any() else 0.10
         out.append(f"== {job}: noise {noise:.0%} (median relative spread of a static size's runs, before and "
@@ -54,6 +53,13 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
     return out
 
 
+def static_runs(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The static runs of a job's table ``d`` and each size's median job and executor seconds
+    (indexed by ``static-N``): what every adaptive run is judged against."""
+    st = d[d["policy"].str.startswith("static-")]
+    return st, st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
+
+
 def per_rep(job: str, d: pd.DataFrame, W: int) -> list[str]:
     """The goals again per repetition, each against its own static passes (the runs before and
     after its adaptive ones), where there are several: a session drifts between reps (stop51w20:
@@ -64,7 +70,7 @@ def per_rep(job: str, d: pd.DataFrame, W: int) -> list[str]:
         return []
     out = ["  per rep, against that rep's own static runs:"]
     for rep, dr in d.groupby("rep"):
-        med = dr[dr["policy"].str.startswith("static-")].groupby("policy")[["job_seconds", "executor_seconds"]].median()
+        _, med = static_runs(dr)
         if {"static-1", f"static-{W}"} <= set(med.index):
             out += [f"    rep {rep}: {line.strip()}" for line in goals(job, dr, med, W)]
     return out
@@ -336,8 +342,7 @@ def figures(df: pd.DataFrame, W: int, stem: str = "pareto") -> None:
 
     for job, d in df.groupby("job", sort=False):
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        st = d[d["policy"].str.startswith("static-")]
-        med = st.groupby("policy")[["job_seconds", "executor_seconds"]].median().sort_values("executor_seconds")
+        med = static_runs(d)[1].sort_values("executor_seconds")
         ax.plot(med["executor_seconds"], med["job_seconds"], "k--", lw=1, label="static (median)")
         for p, m in med.iterrows():
             ax.annotate(p.split("-")[1], (m["executor_seconds"], m["job_seconds"]), fontsize=8)

@@ -134,8 +134,9 @@ class RescalePrices:
         lazily instead of rebuilding the cached inputs and state at the barrier (stop 49:
         PageRank 3 -> 1 1.80 s against 5.63 s, ``experiments/lazy_release.py``). Priced by the
         releases of its own kind; a light one with none measured by any release (a rebuilding
-        one costs more: an upper bound); a rebuilding one with only light ones measured by the
-        prior (they would under-price it).
+        one costs more: an upper bound); a rebuilding one with only light ones measured as one
+        with none (they would under-price it) -- :func:`_by_kind`, for the program's own releases
+        and the cluster's alike.
 
         With none of the program's own measured, the releases of other programs' runs on this
         cluster (:meth:`learn_rescales`' rows: its calibration job's) price it before the prior:
@@ -143,31 +144,21 @@ class RescalePrices:
         (6.4 MB) cost 3.2-5.3 s, WCC R-MAT 20's (31-59 MB) 3-7 s on the emulated cluster, where one
         superstep (the prior) read 0.8-1.3 s: stop47w20's plans, priced so, released where the
         release could not pay."""
-        seen = rescale_costs(history, "down") or self.past_scale_ins
-        if light is not None and seen:
-            same = rescale_costs(history, "down", light=light) or self.past_scale_in_kinds.get(light, [])
-            if same:
-                n = len(same)
-                return float(np.median(same)), (f"measured over {n} scale-in{'s' if n > 1 else ''} to one executor" if light
-                                                 else f"measured over {n} rebuilding scale-in{'s' if n > 1 else ''}")
-            if not light:
-                seen = []
-        if seen:
-            return float(np.median(seen)), f"measured over {len(seen)} scale-in{'s' if len(seen) > 1 else ''}"
-        # by kind here too: the calibration job's releases to one executor cost 0.2-1.3 s, its
-        # rebuilding ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold run's
-        # release to one at three times its cost, and ``target`` released 3 -> 2 early where keeping
-        # 3 and releasing to 1 later was cheaper (stop 57). Fallbacks as for the program's own above.
-        cluster, kind, to_one = self.cluster_scale_ins, "", ""
-        if light is not None and self.cluster_scale_in_kinds.get(light):
-            cluster = self.cluster_scale_in_kinds[light]
-            kind, to_one = ("", " to one executor") if light else ("rebuilding ", "")
-        elif light is False:
-            cluster = []
-        if cluster:
-            n = len(cluster)
-            return (float(np.median(cluster)),
-                    f"learned from {n} {kind}scale-in{'s' if n > 1 else ''}{to_one} of other programs on this cluster")
+        # the program's own (this run's, else earlier runs'), then -- by kind here too -- the
+        # cluster's: the calibration job's releases to one executor cost 0.2-1.3 s, its rebuilding
+        # ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold run's release
+        # to one at three times its cost, and ``target`` released 3 -> 2 early where keeping 3 and
+        # releasing to 1 later was cheaper (stop 57)
+        here = {k: rescale_costs(history, "down", light=k) for k in (True, False)}
+        mine = {k: here[k] or self.past_scale_in_kinds.get(k, []) for k in (True, False)}
+        for kinds, every, said in (
+                (mine, here[True] + here[False] or self.past_scale_ins, "measured over {n} {what}"),
+                (self.cluster_scale_in_kinds, self.cluster_scale_ins,
+                 "learned from {n} {what} of other programs on this cluster")):
+            found, what = _by_kind(kinds, every, light)
+            if found:
+                n = len(found)
+                return float(np.median(found)), said.format(n=n, what=what.format(s="s" if n > 1 else ""))
         if self.scale_in_seconds is not None:
             return self.scale_in_seconds, "prior"
         return None, "prior: one superstep as this run's ran, at the new size"
@@ -212,6 +203,16 @@ class RescalePrices:
         return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
                 f"supersteps, not more than it costs (~{held:.0f}: {float(price[0]):.1f}s, {how}, "
                 f"at {n} executors): keep {ctx.current}")
+
+
+def _by_kind(kinds: dict[bool, list[float]], every: list[float], light: bool | None) -> tuple[list[float], str]:
+    """The releases that price one of kind ``light`` (:meth:`RescalePrices.scale_in_cost`), and
+    what they are (``{s}``: the plural): those of its kind; a light one with none of its kind:
+    ``every`` release (a rebuilding one costs more: an upper bound); a rebuilding one with none:
+    none (light ones would under-price it); ``light=None``: ``every`` one."""
+    if light is not None and kinds.get(light):
+        return kinds[light], "scale-in{s} to one executor" if light else "rebuilding scale-in{s}"
+    return ([] if light is False else every), "scale-in{s}"
 
 
 def _median_wall(history: History) -> float:
