@@ -91,7 +91,8 @@ def extra(ap) -> None:
     ap.add_argument("--earlier-calibrations", choices=["results", "none"], default="results",
                     help="results (default): the cluster's earlier calibrations -- the profiles of earlier "
                          "sessions in experiments/results -- pooled with this session's to say which size runs "
-                         "fastest, as `iterflow cluster calibrate` pools a cluster's; none: this session's alone "
+                         "fastest and how much a task slows with the size, as `iterflow cluster calibrate` pools a "
+                         "cluster's; none: this session's alone "
                          "(stop 55 and before)")
     ap.add_argument("--target-start", default="plan", type=starts,
                     help="executors target starts on: plan (default; the policy's own: the fastest size, from "

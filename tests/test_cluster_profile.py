@@ -138,6 +138,36 @@ def test_a_cold_start_reads_the_fastest_size_on_the_clusters_calibrations_togeth
     assert profile.load("c").earlier == [] and start() == 4
 
 
+def test_the_per_size_terms_are_matched_to_the_clusters_calibrations_together(tmp_path, monkeypatch):
+    """The newest calibration misreads 2 executors as faster than 3 (0.85 s against 1.0 s a
+    superstep; the four before it 1.3 s against 1.0 s): a cold model matched to it alone reads a
+    task at 3 slots ~1.5x as long as at 2 -- every job's 2 executors nearly as fast as its 3 --
+    matched to the median of the five ratios to the size it matches from (2: at 1 the plan has a
+    stage fewer), as long as at 2 (within a few %); ``fresh`` forgets the earlier ones."""
+    monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path))
+
+    def calibrated(walls: dict[int, float], at: str, fresh: bool = False) -> ClusterProfile:
+        rows = calibration_rows(walls)
+        for r in rows:  # 8 tasks a superstep in waves of the slots; a stage fewer at 1 (PageRank's plan)
+            long = [1, 0, 0, [r["wall_seconds"] / -(-8 // r["cores"]) * 1e3] * 8]
+            r["stage_tasks"] = json.dumps([long] if r["cores"] == 1 else [[0, 0, 0, [1.0] * 8], long])
+        profile.save(ClusterProfile("c", SLOWER, measured_at=at, supersteps=rows,
+                                    notes={"warmup_supersteps": 1}), fresh=fresh)
+        return profile.load("c")
+
+    def per_task(got: ClusterProfile) -> float:
+        a = {m: a for m, a, _ in got.contention().sizes}
+        return a[3.0] / a[2.0]
+
+    base = {4: 1.0, 3: 1.0, 2: 1.3, 1: 2.4}
+    for day in range(1, 5):
+        calibrated(base, f"2026-11-0{day}")
+    got = calibrated({**base, 2: 0.85}, "2026-11-05")
+    assert per_task(got) == pytest.approx(1.0, abs=0.06)
+    assert got.steady_walls()[2.0] == pytest.approx([0.85] * 6)  # its own walls stay its own
+    assert per_task(calibrated({**base, 2: 0.85}, "2026-11-06", fresh=True)) > 1.4
+
+
 def test_a_profile_with_unreadable_earlier_calibrations_is_named(tmp_path):
     path = tmp_path / "profiles.json"
     path.write_text(json.dumps({"c": {"cluster": "c", "task_seconds": {"1": [1]},

@@ -86,11 +86,13 @@ class ClusterProfile:
         walls = {str(k): float(np.median(v)) for k, v in self.steady_walls(rows).items() if v}
         return {"measured_at": self.measured_at, "walls": walls}
 
-    def pooled_walls(self, rows: list[Any] | None = None) -> dict[float, list[float]]:
+    def pooled_walls(self, rows: list[Any] | None = None, ref: float | None = None) -> dict[float, list[float]]:
         """``slots -> [seconds]``: the median over this calibration and the :attr:`earlier` ones of
-        each size's steady superstep as a ratio to the same calibration's largest size, in this
-        calibration's seconds at its largest -- which size the cluster runs fastest
-        (:meth:`~iterflow.model.contention.Contention.fastest`), read on all of its calibrations.
+        each size's steady superstep as a ratio to the same calibration's size ``ref`` (default
+        its largest), in this calibration's seconds at ``ref`` -- which size the cluster runs
+        fastest (:meth:`~iterflow.model.contention.Contention.fastest`), read on all of its
+        calibrations; and, from the size the per-size terms are matched from, the supersteps
+        they are matched to (:meth:`matched`).
 
         Why not this one's alone: one calibration reads the sizes' supersteps with an error as
         large as their differences. Over 62 Pareto sessions on the emulated cluster
@@ -104,11 +106,23 @@ class ClusterProfile:
         (at 3 in all 89), on the newest five 75 %. Side by side in one session (stop56prkm34, each
         of ten targets run from 3 and from 4): PageRank met 10 of 10 from 3 at a median 1.43x the
         cheapest static size's executor-seconds, 6 of 10 from 4 at 1.59x; k-means 10 of 10 at 1.09x
-        and at 1.32x."""
+        and at 1.32x.
+
+        The same median for the per-size terms (stop 59): matched to the newest calibration
+        alone, a cold model read every job through its misreadings -- ``stop58all``'s read 2
+        executors at 0.85x the time of 3 (the four before it 0.93-1.44x), the model read
+        PageRank's 2 ~17 % faster than 3, ``target`` released 3 -> 2 at barriers 2-3 and met 4
+        of 10 targets (static-2 ran 1.10-1.16x static-3). From one size
+        (``experiments/cross_size_error.py --from-one``, the seven sessions with earlier
+        calibrations, 5856 predictions) the sizes a static run is not at: median error 19.9 % ->
+        18.1 %, within 15 % 39 % -> 43 %; the releases from 3 PageRank 3 -> 2 19.8 -> 13.8 %,
+        k-means 20.6 -> 15.3 %, WCC 18.8 -> 16.4 %; from 4 mixed (PageRank 4 -> 2 23.6 -> 25.1 %,
+        WCC 4 -> 1 25.8 -> 31.5 %). Matched to the median ratios to the largest size instead, the
+        change was nil (0.202 -> 0.201, stop 58): only the ratios to the size matched from count."""
         own = {k: float(np.median(v)) for k, v in self.steady_walls(rows).items() if v}
-        if not own or not self.earlier:
+        top = max(own) if ref is None and own else ref
+        if top not in own or not self.earlier:
             return {k: [v] for k, v in own.items()}
-        top = max(own)
         ratios: dict[float, list[float]] = {}
         for walls in [*(e.get("walls") or {} for e in self.pooled_with), own]:
             w = {float(k): float(v) for k, v in walls.items()}
@@ -145,14 +159,17 @@ class ClusterProfile:
         (:func:`~iterflow.model.contention.match_walls`); as it was where the profile kept no
         records (written before stop 37)."""
         from iterflow.loop.records import model_rows
-        from iterflow.model.contention import match_walls
+        from iterflow.model.contention import match_walls, matching_base
         from iterflow.model.replay import Profile
 
         rows = self.records() if rows is None else rows
         steady = self._steady(rows)
         profiles = [p for p in (Profile.parse(*r) for r in model_rows(steady, 0)) if p is not None]
-        walls = {k: float(np.median(v)) for k, v in self.steady_walls(rows).items() if v}
-        return match_walls(found, profiles, walls) if profiles else found
+        if not profiles:
+            return found
+        base = matching_base(profiles)
+        walls = {k: v[0] for k, v in self.pooled_walls(rows, base).items()}
+        return match_walls(found, profiles, walls)
 
     def _steady(self, rows: list[Any] | None) -> list[Any]:
         """The records the calibration measured on: its descending pass, past each size's warm-up."""

@@ -226,6 +226,18 @@ def _fit(jobs: Iterable[dict[float, list[float]]], bounds: tuple[float, float]) 
                       f"earlier job{'s' if used != 1 else ''} on this cluster", per_size(points))
 
 
+def matching_base(profiles: Sequence[Any]) -> float | None:
+    """The size :func:`match_walls` anchors at: the smallest whose supersteps have as many stages
+    as the largest size's (``None`` with fewer than two sizes)."""
+    counts: dict[float, list[int]] = {}
+    for p in profiles:
+        counts.setdefault(p.slots, []).append(len(p.stages))
+    stages = {m: int(np.median(v)) for m, v in counts.items()}  # slots -> its plan's stage count
+    if len(stages) < 2:
+        return None
+    return min(m for m in stages if stages[m] == stages[max(stages)])
+
+
 def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, float]) -> Contention:
     """``found`` with each size's proportional term ``a`` re-fitted so that replaying the
     calibration job's steady supersteps (``profiles``, :class:`~iterflow.model.replay.Profile`)
@@ -246,13 +258,9 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
     sizes a static run is not at (``experiments/cross_size_error.py --from-one``, eight
     sessions, 5376 predictions): within 20 % 49 % -> 52 %, PageRank 3 -> 2 -18 % -> -5 % at the
     median, any size -> 4 +43-64 % -> +4-21 % (``predict_from_one_stop48.txt``)."""
-    counts: dict[float, list[int]] = {}
-    for p in profiles:
-        counts.setdefault(p.slots, []).append(len(p.stages))
-    stages = {m: int(np.median(v)) for m, v in counts.items()}  # slots -> its plan's stage count
-    if len(walls) < 2 or len(stages) < 2:
+    base = matching_base(profiles)
+    if len(walls) < 2 or base is None:
         return found
-    base = min(m for m in stages if stages[m] == stages[max(stages)])
     at_base = [p for p in profiles if p.slots == base]
     from iterflow.model.tasks import task_fixed_cost
 
