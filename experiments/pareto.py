@@ -165,6 +165,7 @@ def main() -> int:
         text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None, args.scale_out_seconds,
                        calibration_scale_out(load_profile(profile).records()) if profile.exists() else None)
         print("\n".join(text))
+        figures(df, args.workers, stem)
         return 0
     if any(c.isdigit() and int(c) > args.workers for c in args.target_start):
         raise SystemExit(f"--target-start {','.join(args.target_start)}: a count above --workers {args.workers}")

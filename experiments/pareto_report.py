@@ -342,7 +342,8 @@ def figures(df: pd.DataFrame, W: int, stem: str = "pareto") -> None:
 
     for job, d in df.groupby("job", sort=False):
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        med = static_runs(d)[1].sort_values("executor_seconds")
+        st, med = static_runs(d)
+        med = med.sort_values("executor_seconds")
         ax.plot(med["executor_seconds"], med["job_seconds"], "k--", lw=1, label="static (median)")
         for p, m in med.iterrows():
             ax.annotate(p.split("-")[1], (m["executor_seconds"], m["job_seconds"]), fontsize=8)

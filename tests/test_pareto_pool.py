@@ -58,3 +58,15 @@ def test_sessions_pool_their_runs_and_a_missing_table_is_named(tmp_path, monkeyp
     assert pooled.endswith("each run alone: 3 of 6 met (50%)")
     with pytest.raises(SystemExit, match="pareto_c.csv"):
         pareto_pool.pool(["c"])
+
+
+def test_the_pareto_figure_draws_each_jobs_static_frontier_and_adaptive_runs(tmp_path):
+    """One PNG a job, written where the stem says (stop 59: the figure read a name the refactor
+    into ``static_runs`` had removed, and a finished session's report stopped before its figures)."""
+    from pareto_report import figures
+
+    d = session(STATIC, [(20.5, 21.4, 24.0), (13.0, 13.9, 30.0)])
+    d = pd.concat([d, d.assign(job="kmeans")], ignore_index=True)
+    figures(d, 2, str(tmp_path / "pareto_x"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pareto_x_kmeans.png", "pareto_x_pagerank.png"]
+    assert all(p.stat().st_size > 5000 for p in tmp_path.iterdir())

@@ -197,7 +197,7 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; the median task of {base:g} "
             f"slot(s) ({d0 * 1e3:.0f} ms) takes at {at}{terms}" + (f"; a steady superstep (median) at {walls}" if walls else "")
             + (f" (pooled: the median over this calibration and {len(profile.pooled_with)} earlier of the cluster, as "
-               f"ratios to the largest size; the per-size terms matched to their ratios to {ref:g} slot(s))"
+               f"ratios to the largest size; the per-size terms matched to the pooled ratios)"
                if walls and profile.earlier else "")
             + _prices(rows))
 
