@@ -156,8 +156,9 @@ class ClusterProfile:
     def matched(self, found: Any, rows: list[Any] | None = None) -> Any:
         """``found`` (a :class:`~iterflow.model.contention.Contention`, of this profile and maybe
         other jobs) with its per-size terms matched to this calibration's measured supersteps
-        (:func:`~iterflow.model.contention.match_walls`); as it was where the profile kept no
-        records (written before stop 37)."""
+        (:func:`~iterflow.model.contention.match_walls`) -- each size's as the median over it and
+        the earlier calibrations of its ratio to the size matched from (:meth:`pooled_walls`);
+        as it was where the profile kept no records (written before stop 37)."""
         from iterflow.loop.records import model_rows
         from iterflow.model.contention import match_walls, matching_base
         from iterflow.model.replay import Profile
