@@ -59,6 +59,7 @@ def after_releases(run, slow) -> list[tuple[int, float, bool]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tags", nargs="+", help="pareto_<TAG>_supersteps.csv in experiments/results")
+    ap.add_argument("--out", default="settle_check", help="experiments/results/<OUT>.txt")
     args = ap.parse_args()
     found: dict[str, list[tuple[int, float, bool]]] = {}
     for tag in args.tags:
@@ -71,15 +72,18 @@ def main() -> int:
         for o in load(str(path)):
             if policy_of(o) != "static":
                 found.setdefault(str(o.labels.get("job")), []).extend(after_releases(o, slow))
+    lines = []
     for job, rows in sorted(found.items()):
         kept = sum(k for _, _, k in rows)
-        print(f"{job}: {len(rows)} supersteps at ages {AGES.start}-{AGES.stop - 1} after a release, "
-              f"{kept} kept from the model as its transient")
+        lines.append(f"{job}: {len(rows)} supersteps at ages {AGES.start}-{AGES.stop - 1} after a release, "
+                     f"{kept} kept from the model as its transient")
         for a in AGES:
             e = np.array([x for g, x, _ in rows if g == a])
             if len(e):
-                print(f"  age {a}: n={len(e)} median |err| {np.median(np.abs(e)):.3f} bias {np.median(e):+.3f} "
-                      f"kept out {sum(k for g, _, k in rows if g == a)}")
+                lines.append(f"  age {a}: n={len(e)} median |err| {np.median(np.abs(e)):.3f} bias {np.median(e):+.3f} "
+                             f"kept out {sum(k for g, _, k in rows if g == a)}")
+    print("\n".join(lines))
+    (RESULTS / f"{args.out}.txt").write_text(f"# {' '.join(sys.argv)}\n" + "\n".join(lines) + "\n")
     return 0
 
 
