@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from iterflow.loop.records import Predicted  # noqa: E402
+from iterflow.loop.records import Predicted, epoch_ages  # noqa: E402
 from iterflow.model.live import LiveModel, feed  # noqa: E402
 from iterflow.model.replay import ReplayModel  # noqa: E402
 from iterflow.simulate.calibrate import load_profile, policy_of  # noqa: E402
@@ -39,19 +39,15 @@ def after_releases(run, slow) -> list[tuple[int, float, bool]]:
     """``(age at the released size, predicted / measured - 1, kept out)`` of ``run``'s
     supersteps after each of its scale-ins, the model fed as the driver feeds it."""
     model = LiveModel(replay=ReplayModel(contention=slow, tasks_follow_slots=True))
-    history, out, age = [], [], 0
-    for rec in run.records:
+    history, out, released = [], [], False
+    for rec, age in zip(run.records, epoch_ages(run.records)):
         prev = history[-1] if history else None
-        if prev is not None and rec.executors < prev.executors:
-            age = 1  # the release's own cold superstep
-        elif prev is None or rec.executors != prev.executors:
-            age = 0
-        elif age:
-            age += 1
+        if age == 1:  # an epoch starts: after a release, with the release's own cold superstep
+            released = prev is not None and rec.executors < prev.executors
         predicted = model.predict_seconds(rec.ran.cores, rec.ran.work) if model.fitted else None
         cold = feed(model, rec, history, 1, rec.stats.stage_tasks if rec.stats else None, model.fitted)
         history.append(rec.with_(predicted=Predicted(cold_seconds=cold)))
-        if age in AGES and predicted:
+        if released and age in AGES and predicted:
             out.append((age, predicted / rec.wall_seconds - 1, cold is not None))
     return out
 
