@@ -168,6 +168,37 @@ def test_the_per_size_terms_are_matched_to_the_clusters_calibrations_together(tm
     assert per_task(calibrated({**base, 2: 0.85}, "2026-11-06", fresh=True)) > 1.4
 
 
+def test_the_per_size_terms_meet_the_executors_cpu_share_half_way(tmp_path, monkeypatch):
+    """The calibration job's supersteps run as fast at 4 executors as at 2 (its tasks ~1.9x as
+    long: its own CPU grew with the task count), while its executors got half a core at 1-3 and
+    0.4 at 4 (a task 1.25x as long from the share alone). The per-size term at 4 against 2 is the
+    geometric mean of the two (~1.54x); with a share that did not change, the square root of
+    the supersteps' term; a profile whose records kept no CPU time keeps the supersteps' alone."""
+    monkeypatch.setenv("ITERFLOW_HOME", str(tmp_path))
+
+    def calibrated(share: dict[int, float] | None) -> ClusterProfile:
+        rows = calibration_rows({4: 1.0, 3: 1.0, 2: 1.0, 1: 1.8})
+        for r in rows:  # 8 tasks a superstep in waves of the slots; a stage fewer at 1 (PageRank's plan)
+            long = [1, 0, 0, [r["wall_seconds"] / -(-8 // r["cores"]) * 1e3] * 8]
+            r["stage_tasks"] = json.dumps([long] if r["cores"] == 1 else [[0, 0, 0, [1.0] * 8], long])
+            if share:
+                r["executor_run_seconds"] = 8 * r["wall_seconds"]
+                r["executor_cpu_seconds"] = share[r["cores"]] * r["executor_run_seconds"]
+        profile.save(ClusterProfile("c", SLOWER, measured_at="2026-11-01", supersteps=rows,
+                                    notes={"warmup_supersteps": 1}), fresh=True)
+        return profile.load("c")
+
+    def at_4(got: ClusterProfile) -> float:
+        a = {m: a for m, a, _ in got.contention().sizes}
+        return a[4.0] / a[2.0]
+
+    walls_alone = at_4(calibrated(None))
+    assert walls_alone > 1.7
+    assert at_4(calibrated({1: 0.5, 2: 0.5, 3: 0.5, 4: 0.5})) == pytest.approx(walls_alone ** 0.5, rel=0.02)
+    assert at_4(calibrated({1: 0.5, 2: 0.5, 3: 0.5, 4: 0.4})) == pytest.approx((walls_alone * 1.25) ** 0.5, rel=0.02)
+    assert "CPU share" in calibrated({1: 0.5, 2: 0.5, 3: 0.5, 4: 0.4}).contention().how
+
+
 def test_a_profile_with_unreadable_earlier_calibrations_is_named(tmp_path):
     path = tmp_path / "profiles.json"
     path.write_text(json.dumps({"c": {"cluster": "c", "task_seconds": {"1": [1]},

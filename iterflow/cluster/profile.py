@@ -160,7 +160,7 @@ class ClusterProfile:
         the earlier calibrations of its ratio to the size matched from (:meth:`pooled_walls`);
         as it was where the profile kept no records (written before stop 37)."""
         from iterflow.loop.records import model_rows
-        from iterflow.model.contention import match_walls, matching_base
+        from iterflow.model.contention import match_walls, matching_base, with_cpu_share
         from iterflow.model.replay import Profile
 
         rows = self.records() if rows is None else rows
@@ -170,7 +170,22 @@ class ClusterProfile:
             return found
         base = matching_base(profiles)
         walls = {k: v[0] for k, v in self.pooled_walls(rows, base).items()}
-        return match_walls(found, profiles, walls)
+        return with_cpu_share(match_walls(found, profiles, walls), self.cpu_shares(steady))
+
+    @staticmethod
+    def cpu_shares(steady: list[Any]) -> dict[float, float]:
+        """``slots -> CPU seconds / run seconds`` of the executors' tasks over the calibration's
+        measured steady supersteps (``steady``, :meth:`_steady`): the share of a core a task got at
+        each size (:func:`~iterflow.model.contention.with_cpu_share`); none where the records
+        kept no CPU time."""
+        cpu: dict[float, float] = {}
+        run: dict[float, float] = {}
+        for r in steady:
+            c, t = r.stats.executor_cpu_seconds, r.stats.executor_run_seconds
+            if r.ran.cores and c and t and np.isfinite(c) and np.isfinite(t):
+                cpu[float(r.ran.cores)] = cpu.get(float(r.ran.cores), 0.0) + float(c)
+                run[float(r.ran.cores)] = run.get(float(r.ran.cores), 0.0) + float(t)
+        return {m: cpu[m] / run[m] for m in cpu if run[m] > 0}
 
     def _steady(self, rows: list[Any] | None) -> list[Any]:
         """The records the calibration measured on: its descending pass, past each size's warm-up."""
