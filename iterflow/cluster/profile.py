@@ -157,8 +157,10 @@ class ClusterProfile:
         """``found`` (a :class:`~iterflow.model.contention.Contention`, of this profile and maybe
         other jobs) with its per-size terms matched to this calibration's measured supersteps
         (:func:`~iterflow.model.contention.match_walls`) -- each size's as the median over it and
-        the earlier calibrations of its ratio to the size matched from (:meth:`pooled_walls`);
-        as it was where the profile kept no records (written before stop 37)."""
+        the earlier calibrations of its ratio to the size matched from (:meth:`pooled_walls`),
+        then met half way by the executors' CPU share at each size (:meth:`cpu_shares`,
+        :func:`~iterflow.model.contention.with_cpu_share`); as it was where the profile kept no
+        records (written before stop 37)."""
         from iterflow.loop.records import model_rows
         from iterflow.model.contention import match_walls, matching_base, with_cpu_share
         from iterflow.model.replay import Profile

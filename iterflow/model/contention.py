@@ -27,7 +27,9 @@ tasks slow by 6-9 % at 2 slots, 18 % at 3 and 50 % at 4 (the box full) for PageR
 steady supersteps from any size at any other within 4 % (WCC's predict PageRank's within 7 %),
 where the power law fitted to the same runs read WCC's 3 -> 1 21 % and 2 -> 1 14 % too fast
 (``pareto_stop28_decom``).
-With no job at two sizes it is plain replay.
+With no job at two sizes it is plain replay. Matched to one job's supersteps, the terms carry
+that job's own growth of CPU with the task count; :func:`with_cpu_share` meets them half way by
+the executors' share of a core (stop 60).
 """
 from __future__ import annotations
 
