@@ -197,6 +197,8 @@ def test_the_per_size_terms_meet_the_executors_cpu_share_half_way(tmp_path, monk
     assert at_4(calibrated({1: 0.5, 2: 0.5, 3: 0.5, 4: 0.5})) == pytest.approx(walls_alone ** 0.5, rel=0.02)
     assert at_4(calibrated({1: 0.5, 2: 0.5, 3: 0.5, 4: 0.4})) == pytest.approx((walls_alone * 1.25) ** 0.5, rel=0.02)
     assert "CPU share" in calibrated({1: 0.5, 2: 0.5, 3: 0.5, 4: 0.4}).contention().how
+    assert "share of a core: 1: 0.50, 2: 0.50, 3: 0.50, 4: 0.40" in describe(profile.load("c"))
+    assert "share of a core" not in describe(calibrated(None))
 
 
 def test_a_profile_with_unreadable_earlier_calibrations_is_named(tmp_path):

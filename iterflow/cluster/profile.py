@@ -172,18 +172,17 @@ class ClusterProfile:
             return found
         base = matching_base(profiles)
         walls = {k: v[0] for k, v in self.pooled_walls(rows, base).items()}
-        return with_cpu_share(match_walls(found, profiles, walls), self.cpu_shares(steady))
+        return with_cpu_share(match_walls(found, profiles, walls), self.cpu_shares(rows))
 
-    @staticmethod
-    def cpu_shares(steady: list[Any]) -> dict[float, float]:
+    def cpu_shares(self, rows: list[Any] | None = None) -> dict[float, float]:
         """``slots -> CPU seconds / run seconds`` of the executors' tasks over the calibration's
-        measured steady supersteps (``steady``, :meth:`_steady`): the share of a core a task got at
-        each size (:func:`~iterflow.model.contention.with_cpu_share`); none where the records
-        kept no CPU time."""
+        measured steady supersteps: the share of a core a task got at each size
+        (:func:`~iterflow.model.contention.with_cpu_share`); none where the records kept no CPU
+        time. ``rows``: :meth:`records`, where the caller has them already."""
         cpu: dict[float, float] = {}
         run: dict[float, float] = {}
-        for r in steady:
-            c, t = r.stats.executor_cpu_seconds, r.stats.executor_run_seconds
+        for r in self._steady(rows):
+            c, t = (r.stats.executor_cpu_seconds, r.stats.executor_run_seconds) if r.stats else (None, None)
             if r.ran.cores and c and t and np.isfinite(c) and np.isfinite(t):
                 cpu[float(r.ran.cores)] = cpu.get(float(r.ran.cores), 0.0) + float(c)
                 run[float(r.ran.cores)] = run.get(float(r.ran.cores), 0.0) + float(t)

@@ -307,7 +307,7 @@ def with_cpu_share(found: Contention, share: dict[float, float], weight: float =
     Why two estimates: the calibration job's supersteps say how *that* job slows, its own CPU
     growth with the task count included -- on the emulated cluster its executors' CPU seconds a
     superstep grew ~40 % from 2 to 4 executors (0.53 -> 0.75 s: ~37 ms a task added), where
-    PageRank's and k-means' in the Pareto sessions grew 2-40 % (PageRank 1.02 -> 1.04 s in
+    PageRank's and k-means' in the Pareto sessions grew -10 to +42 % (PageRank 1.02 -> 1.04 s in
     ``stop59prkm``, 0.72 -> 1.02 s in ``stop59all``). The CPU share is the cluster's alone (each
     executor under its quota got 0.50-0.53 of a core at 1-2 executors and 0.39-0.44 at 4, the box
     full: s(2)/s(4) 1.20-1.36 over seven calibrations), but leaves out any growth. A job's slow-down
