@@ -37,6 +37,11 @@ the driver's does (it did not); a task's fixed cost fitted where work spans
 (``tasks.task_fixed_cost``). ``--from-one`` over stop50-53 (ten sessions): WCC 3->1 median |error|
 29 % (39 %, bias +26 % -> -13 %), 4->1 39 % (59 %), all jobs 44 % within 20 % (41 %); the warm
 model's figures unchanged (each size replays its own supersteps, no re-cut).
+
+Stop 60: the cold model's per-size terms met half way by the executors' CPU share
+(``contention.with_cpu_share``). ``--from-one`` over stop56all-stop59prkm (nine sessions, 7632
+predictions): median |error| 16.8 % (17.7 %), within 20 % 57 % (55 %); PageRank 2->4 14.5 %
+(22.4 %, bias +21 % -> 0 %), 4->2 13.2 % (25.1 %); WCC's pairs 22.4 % (20.2 %).
 """
 from __future__ import annotations
 
