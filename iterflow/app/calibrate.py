@@ -192,10 +192,9 @@ def describe(profile: ClusterProfile, sizes: Sequence[float] = (1, 2, 3, 4)) -> 
     terms = f"; per size a task of d seconds at {ref:g} slot(s) takes " + ", ".join(
         f"{m:g}: {a:.2f}·d + {b * 1e3:.0f} ms" for m, a, b in c.sizes if m != ref) if len(c.sizes) > 1 else ""
     walls = ", ".join(f"{s:g}: {w:.2f}s" for s, w in c.walls)
-    share = profile.cpu_shares(rows)
-    if "CPU share" in c.how:
+    if "CPU share" in c.how:  # with_cpu_share met the terms half way: say by which shares
         terms += (" (half way between the calibration's supersteps and its executors' share of a core: "
-                  + ", ".join(f"{s:g}: {v:.2f}" for s, v in sorted(share.items())) + ")")
+                  + ", ".join(f"{s:g}: {v:.2f}" for s, v in sorted(profile.cpu_shares(rows).items())) + ")")
     return (f"cluster {profile.cluster!r}: measured {profile.measured_at} in {profile.seconds:.0f}s "
             f"({profile.job}) at slots {', '.join(f'{s:g}' for s in profile.sizes)}; task slow-down "
             f"beta={c.beta:.2f}, overhead={c.overhead * 1e3:.1f} ms a slot added; the median task of {base:g} "

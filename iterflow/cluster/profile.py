@@ -184,8 +184,8 @@ class ClusterProfile:
         for r in self._steady(rows):
             c, t = (r.stats.executor_cpu_seconds, r.stats.executor_run_seconds) if r.stats else (None, None)
             if r.ran.cores and c and t and np.isfinite(c) and np.isfinite(t):
-                cpu[float(r.ran.cores)] = cpu.get(float(r.ran.cores), 0.0) + float(c)
-                run[float(r.ran.cores)] = run.get(float(r.ran.cores), 0.0) + float(t)
+                m = float(r.ran.cores)
+                cpu[m], run[m] = cpu.get(m, 0.0) + float(c), run.get(m, 0.0) + float(t)
         return {m: cpu[m] / run[m] for m in cpu if run[m] > 0}
 
     def _steady(self, rows: list[Any] | None) -> list[Any]:

@@ -326,9 +326,8 @@ def with_cpu_share(found: Contention, share: dict[float, float], weight: float =
     if len(m) < 2:
         return found
     slow = dict(zip(m, nondecreasing([share[m[0]] / share[k] for k in m])))
-    sizes = tuple((k, float(a ** (1 - weight) * slow[k] ** weight) if k in slow else a, b) for k, a, b in found.sizes)
-    a = nondecreasing([x for _, x, _ in sizes])
-    return replace(found, sizes=tuple((k, x, b) for (k, _, b), x in zip(sizes, a)),
+    a = nondecreasing([x ** (1 - weight) * slow[k] ** weight if k in slow else x for k, x, _ in found.sizes])
+    return replace(found, sizes=tuple((k, float(x), b) for (k, _, b), x in zip(found.sizes, a)),
                    how=found.how + f"; the proportional terms the geometric mean ({weight:g}) of that and the executors' CPU share")
 
 
