@@ -50,7 +50,7 @@ import pandas as pd
 
 from common import points, rmat, scale_edges
 from harness import RESULTS, Collector, cluster, initial_centers, parse_args, warm_up
-from pareto_report import analyse, calibration_scale_out, figures
+from pareto_report import analyse, figures
 
 from algorithms import KMeans, PageRank, WeaklyConnectedComponents
 from iterflow.app.calibrate import describe, measure
@@ -81,8 +81,8 @@ def extra(ap) -> None:
                          "ahead where the run's length is known, after 3 barriers where it is estimated), "
                          "prompt (always at once), hysteresis (always after 3 barriers)")
     ap.add_argument("--scale-out-seconds", type=float, default=None,
-                    help="--from-csv: a scale-out's price for the priced bound where the runs measured none "
-                         "(e.g. an earlier run's; the output says it was given)")
+                    help="--from-csv: a scale-out's price for the priced bound, over the calibration job's and "
+                         "the runs' (e.g. an earlier session's; the output says it was given)")
     ap.add_argument("--cluster-profile", choices=["calibrate", "none"], default="calibrate",
                     help="calibrate (default): measure the cluster's task slow-down first with `iterflow cluster "
                          "calibrate`'s job (PageRank on a generated graph, not one of the jobs) and give it to "
@@ -163,7 +163,7 @@ def main() -> int:
         steps = RESULTS / f"{stem}_supersteps.csv"
         profile = RESULTS / f"{stem}_cluster_profile.json"
         text = analyse(df, args.workers, pd.read_csv(steps) if steps.exists() else None, args.scale_out_seconds,
-                       calibration_scale_out(load_profile(profile).records()) if profile.exists() else None)
+                       load_profile(profile).records() if profile.exists() else None)
         print("\n".join(text))
         figures(df, args.workers, stem)
         return 0
@@ -252,7 +252,7 @@ def main() -> int:
     df.to_csv(RESULTS / f"{stem}.csv", index=False)
     steps = pd.concat([t.dropna(axis=1, how="all") for t in runs.tables], ignore_index=True)
     steps.to_csv(RESULTS / f"{stem}_supersteps.csv", index=False)
-    text = analyse(df, W, steps, calibration_up=calibration_scale_out(priced)) + [f"target's cold starts: {calibrated}",
+    text = analyse(df, W, steps, calibration=priced) + [f"target's cold starts: {calibrated}",
                                     f"{time.time() - t0:.0f}s; {W} workers at cpu share {args.cpu_share} ({note}); "
                              f"{args.reps} rep(s); {n} supersteps (PageRank, k-means), WCC to convergence"]
     (RESULTS / f"{stem}.txt").write_text("\n".join(text) + "\n")

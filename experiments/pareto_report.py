@@ -20,11 +20,11 @@ MET = 0.05  # a target is met within 5 %
 
 
 def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: float | None = None,
-            calibration_up: float | None = None) -> list[str]:
+            calibration: list[Any] | None = None) -> list[str]:
     """Dominance per adaptive run, the issue's goals, parallel efficiency per static size and,
     given the runs' supersteps, the best any policy could reach (:mod:`iterflow.simulate.bounds`;
-    ``up``: a scale-out's price given, ``calibration_up``: the cluster calibration job's, both
-    used only where no adaptive run scaled out)."""
+    ``up``: a scale-out's price given, ``calibration``: the cluster calibration job's records,
+    whose rescales price the bound where :func:`rescale_prices` says)."""
     out = []
     for job, d in df.groupby("job", sort=False):
         st, med = static_runs(d)
@@ -49,7 +49,7 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
         if steps is not None and "job" in steps:
             for pol in target_policies(d):
                 out += releases(steps[(steps["job"] == job) & (steps["policy"] == pol)], pol)
-            out += best_possible(job, d, steps[steps["job"] == job], W, up, calibration_up)
+            out += best_possible(job, d, steps[steps["job"] == job], W, up, calibration)
     return out
 
 
@@ -115,19 +115,14 @@ def release_errors(steps: pd.DataFrame) -> tuple[list[float], list[float]]:
 
 
 def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given: float | None = None,
-                  calibration_up: float | None = None) -> list[str]:
+                  calibration: list[Any] | None = None) -> list[str]:
     """The goals' figures for the best schedule of per-superstep sizes the static runs allow
     (exact future, free rescales, warm executors): where even that misses a goal, the cluster's
     scaling rules it out. Times per superstep are wall + barrier seconds, median over a size's runs."""
-    st = steps[steps["policy"].astype(str).str.startswith("static-")]
-    if st.empty:
+    found = static_matrix(steps)
+    if found is None:
         return []
-    runs: dict[int, list[list[float]]] = {}
-    for (pol, _), r in st.groupby(["policy", "run_id"], sort=False):
-        r = r.sort_values("superstep")
-        runs.setdefault(int(str(pol).split("-")[1]), []).append(
-            list(r["wall_seconds"] + r["barrier_seconds"].fillna(0.0)))
-    sizes, T = bounds.static_times(runs)
+    sizes, T = found
     if sizes != list(range(1, W + 1)):
         return [f"  best possible: static runs at sizes {sizes} only, need 1..{W}"]
     t1, tmax = T[0].sum(), T[-1].sum()
@@ -143,21 +138,14 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     out.append(f"    efficiency within +10% of static-{W}: {saved:+.0%} executor-s saved [{c.path}]"
                + (" (goal on WCC >= 35%: out of reach on this cluster)" if job == "wcc" and saved < 0.35 else ""))
     out += _target_bound(d, sizes, T, {})
-    up, whose = rescale_price(steps, "up"), "median of the adaptive runs'"
-    if up is None and given is not None:
-        up, whose = given, "given: --scale-out-seconds"
-    if up is None and calibration_up is not None:
-        up, whose = calibration_up, "the cluster calibration job's median: no adaptive run scaled out"
-    if up is None:
-        return out + ["    (no scale-out in the adaptive runs: the bound with priced rescales needs one measured)"]
+    priced, whose = rescale_prices(steps, calibration, given)
+    if priced["up"] is None:
+        return out + ["    (no scale-out measured, by the adaptive runs or the calibration job: the bound with priced "
+                      "rescales needs one)"]
     starts = steps[~steps["policy"].astype(str).str.startswith("static-") & (steps["superstep"] == 1)]
     start = {p: int(g["executors"].median()) for p, g in starts.groupby("policy")}
-    down = rescale_price(steps, "down")
-    priced = dict(up=up, down=down)
-    out.append(f"  the same with rescales priced as measured here (a scale-out +{up:.1f}s at the new size: its "
-               f"pause and cold supersteps, {whose}; a scale-in "
-               + (f"+{down:.1f}s, the median of the adaptive runs' releases" if down is not None
-                  else "one superstep at the new size") + "; registration still free), from where each policy starts:")
+    out.append(f"  the same with rescales priced as measured here ({whose}; registration still free), from where "
+               f"each policy starts:")
     f = bounds.fastest(sizes, T, 1.2 * t1, start=start.get("fastest", 1), **priced)
     unpaid = " (goal on WCC >= {:.0%}: out of reach with rescales priced as measured here)"
     short = 1 - f.seconds / t1 if f else 0.0
@@ -169,7 +157,7 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     out.append(f"    efficiency within +10% of static-{W}: "
                + (f"{saved:+.0%} executor-s saved [{c.path}]" if c else "none")
                + (unpaid.format(0.35) if job == "wcc" and saved < 0.35 else ""))
-    out.append(_phased_line(sizes, T, t1, down, job))
+    out.append(_phased_line(sizes, T, t1, priced["light"] if priced["light"] is not None else priced["down"], job))
     f0, c0 = bounds.fastest(sizes, T, 1.2 * t1, **priced), bounds.cheapest(sizes, T, 1.1 * tmax, **priced)
     out.append("    the same from the best start (what a start planned from earlier runs can reach): fastest "
                + (f"{1 - f0.seconds / t1:+.0%} shorter [{f0.path}]" if f0 else "none") + "; efficiency "
@@ -177,6 +165,20 @@ def best_possible(job: str, d: pd.DataFrame, steps: pd.DataFrame, W: int, given:
     for pol in target_policies(d):
         out += _target_bound(d, sizes, T, dict(start=start.get(pol, W), **priced), pol)
     return out
+
+
+def static_matrix(steps: pd.DataFrame) -> tuple[list[int], np.ndarray] | None:
+    """``(sizes, T[size, superstep])`` of a job's static runs (wall + barrier seconds, the median
+    run per superstep: :func:`~iterflow.simulate.bounds.static_times`), or ``None`` without any."""
+    st = steps[steps["policy"].astype(str).str.startswith("static-")]
+    if st.empty:
+        return None
+    runs: dict[int, list[list[float]]] = {}
+    for (pol, _), r in st.groupby(["policy", "run_id"], sort=False):
+        r = r.sort_values("superstep")
+        runs.setdefault(int(str(pol).split("-")[1]), []).append(
+            list(r["wall_seconds"] + r["barrier_seconds"].fillna(0.0)))
+    return bounds.static_times(runs)
 
 
 def _phased_line(sizes: list[int], T: np.ndarray, t1: float, down: float | None, job: str) -> str:
@@ -203,15 +205,26 @@ def _phase(b: bounds.Bound) -> str:
     return f"{first} x{k}" + (f", then {b.sizes[k]}" if k < len(b.sizes) else "")
 
 
-def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict, label: str = "target") -> list[str]:
-    ratios, met = [], 0
-    targets = d.loc[d["policy"].isin(target_policies(d)), "target_seconds"].dropna().drop_duplicates()
+def target_reach(targets: Any, sizes: list[int], T: np.ndarray, priced: dict,
+                 safety: float = 0.0) -> list[tuple[bool, float]]:
+    """Per target: whether the best schedule (:func:`~iterflow.simulate.bounds.cheapest`, rescales
+    ``priced``) meets it within :data:`MET`, and its executor-s over the cheapest static size's
+    meeting it (both read off ``T``; NaN where no static size or no schedule does). ``safety``:
+    the schedule must end that much before the target's bound (what a policy keeps for its
+    error); the static sizes are judged on the bound itself."""
+    out = []
     for target in targets:
         meet = [e * T[i].sum() for i, e in enumerate(sizes) if T[i].sum() <= target * (1 + MET)]
-        b = bounds.cheapest(sizes, T, target * (1 + MET), **priced)
-        met += b is not None
-        if meet and b is not None:
-            ratios.append(b.executor_seconds / min(meet))
+        b = bounds.cheapest(sizes, T, target * (1 + MET) / (1 + safety), **priced)
+        out.append((b is not None, b.executor_seconds / min(meet) if meet and b is not None else np.nan))
+    return out
+
+
+def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict, label: str = "target") -> list[str]:
+    targets = d.loc[d["policy"].isin(target_policies(d)), "target_seconds"].dropna().drop_duplicates()
+    reach = target_reach(targets, sizes, T, priced)
+    met = sum(ok for ok, _ in reach)
+    ratios = [r for _, r in reach if not np.isnan(r)]
     if not ratios:
         return []
     return [f"    {label}: {met} of {len(targets)} reachable; executor-s vs the cheapest static meeting it, median "
@@ -219,18 +232,39 @@ def _target_bound(d: pd.DataFrame, sizes: list[int], T: np.ndarray, priced: dict
             f"{sum(r <= 1.15 for r in ratios)} within 1.15x) over {len(ratios)} targets a static size meets"]
 
 
-def rescale_price(steps: pd.DataFrame, direction: str) -> float | None:
+def rescale_price(steps: pd.DataFrame, direction: str, light: bool | None = None) -> float | None:
     """The median price of the adaptive runs' rescales in ``direction`` ("up", "down";
-    ``rescale_costs``: pause and cold supersteps), or ``None`` when none was made."""
+    ``rescale_costs``: pause and cold supersteps; ``light``: only the releases that are, or are
+    not, to one executor), or ``None`` when none was made."""
     prices = []
     for _, run in steps[~steps["policy"].astype(str).str.startswith("static-")].groupby("run_id", sort=False):
-        prices += rescale_costs(records(run.sort_values("superstep")), direction)
+        prices += rescale_costs(records(run.sort_values("superstep")), direction, light)
     return _median(prices)
 
 
-def calibration_scale_out(rows: Any) -> float | None:
-    """The median price of the cluster calibration job's scale-outs (its records), or ``None``."""
-    return _median(rescale_costs(rows, "up"))
+def rescale_prices(steps: pd.DataFrame, calibration: list[Any] | None = None,
+                   given: float | None = None) -> tuple[dict[str, float | None], str]:
+    """The bound's prices (:mod:`iterflow.simulate.bounds`: ``up``, ``down``, ``light``) and what
+    they are. A scale-out: ``given`` (``--scale-out-seconds``), else the calibration job's median
+    -- its executors came and worked, the price ``target`` itself is told -- else the adaptive
+    runs' (few, and some withdrawn before their executors came: stop60all's WCC, one, 0.0 s). A
+    release to one executor (``light``: it rebuilds nothing at its barrier) and one that rebuilds
+    its cached blocks (``down``), each the adaptive runs' median where they made one, else the
+    calibration job's (``None``: one superstep at the new size)."""
+    calibration = calibration or []
+    runs = {"up": rescale_price(steps, "up"), "down": rescale_price(steps, "down", False),
+            "light": rescale_price(steps, "down", True)}
+    ours = {"up": _median(rescale_costs(calibration, "up")), "down": _median(rescale_costs(calibration, "down", False)),
+            "light": _median(rescale_costs(calibration, "down", True))}
+    order = {"up": [("given: --scale-out-seconds", given), ("the calibration job's", ours["up"]),
+                    ("the adaptive runs'", runs["up"])]}
+    priced, said = {}, []
+    for key, what in (("up", "a scale-out"), ("light", "a release to one executor"), ("down", "one that rebuilds")):
+        found = order.get(key, [("the adaptive runs'", runs[key]), ("the calibration job's", ours[key])])
+        whose, value = next(((w, v) for w, v in found if v is not None), (None, None))
+        priced[key] = value
+        said.append(f"{what} +{value:.1f}s, {whose} median" if value is not None else f"{what}: one superstep at the new size")
+    return priced, "; ".join(said)
 
 
 def _median(prices: list[float]) -> float | None:

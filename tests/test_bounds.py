@@ -70,10 +70,10 @@ def test_static_times_take_the_median_run_per_superstep_cut_to_the_shortest():
         bounds.static_times({1: []})
 
 
-def brute_priced(sizes, T, objective, limit, start, up, down):
+def brute_priced(sizes, T, objective, limit, start, up, down, light=None):
     """Exhaustive search with rescales priced: the first superstep at a larger size takes ``up``
-    more seconds, at a smaller one ``down`` more (None: one superstep at the new size); the
-    first superstep at row ``start`` (None: any)."""
+    more seconds, at a smaller one ``down`` more (None: one superstep at the new size), at one
+    executor ``light`` more where given; the first superstep at row ``start`` (None: any)."""
     E = np.asarray(sizes, dtype=float)
     best = None
     for rows in itertools.product(range(len(E)), repeat=T.shape[1]):
@@ -85,7 +85,8 @@ def brute_priced(sizes, T, objective, limit, start, up, down):
             if prev is not None and E[r] > E[prev]:
                 t += up
             elif prev is not None and E[r] < E[prev]:
-                t += T[r, k] if down is None else down
+                price = light if light is not None and E[r] == 1 else down
+                t += T[r, k] if price is None else price
             secs, cost, prev = secs + t, cost + E[r] * t, r
         obj, con = (secs, cost) if objective == "seconds" else (cost, secs)
         if con <= limit and (best is None or obj < best):
@@ -102,17 +103,17 @@ def test_priced_rescales_match_exhaustive_search(seed):
     T = work[None, :] / speedup[:, None] + rng.uniform(0.05, 0.3, (3, 5))
     slack = 5 * 1.0001 / bounds.GRID
     up, start = float(rng.uniform(0.5, 3.0)), int(rng.integers(0, 3))
-    for down in (None, 0.3):
+    for down, light in ((None, None), (0.3, None), (2.5, 0.2)):
         budget = 1.2 * T[0].sum()
-        got = bounds.fastest(sizes, T, budget, start=sizes[start], up=up, down=down)
-        want = brute_priced(sizes, T, "seconds", budget, start, up, down)
+        got = bounds.fastest(sizes, T, budget, start=sizes[start], up=up, down=down, light=light)
+        want = brute_priced(sizes, T, "seconds", budget, start, up, down, light)
         assert (got is None) == (want is None)
         if got is not None:
             assert want + 1e-9 >= got.seconds >= brute_priced(sizes, T, "seconds", budget * (1 + slack),
-                                                              start, up, down) - 1e-9
+                                                              start, up, down, light) - 1e-9
         deadline = 1.3 * T[2].sum() + up
-        got = bounds.cheapest(sizes, T, deadline, start=sizes[start], up=up, down=down)
-        want = brute_priced(sizes, T, "cost", deadline, start, up, down)
+        got = bounds.cheapest(sizes, T, deadline, start=sizes[start], up=up, down=down, light=light)
+        want = brute_priced(sizes, T, "cost", deadline, start, up, down, light)
         assert got is not None or want is None  # optimistic: never misses what a schedule meets
         if got is not None and want is not None:
             assert want + 1e-9 >= got.executor_seconds
@@ -126,6 +127,18 @@ def test_a_priced_scale_out_that_cannot_pay_is_not_in_the_bound():
                   [4.2, 4.2, 1.1, 1.1, 1.1]])
     assert bounds.fastest([1, 2], T, T[0].sum() * 1.2, start=1).sizes == (1, 2, 1, 1, 1)
     assert bounds.fastest([1, 2], T, T[0].sum() * 1.2, start=1, up=5.0).sizes == (1,) * 5
+
+
+def test_a_release_to_one_executor_is_priced_apart_from_one_that_rebuilds():
+    """4 -> 2 rebuilds its cached blocks (3 s), 4 -> 1 does not (0.2 s): within a deadline the
+    light release to 1 just meets, it is the cheapest; priced as a rebuilding one, 1 misses the
+    deadline and the release goes to 2."""
+    T = np.array([[2.0] * 6, [1.2] * 6, [1.0] * 6])
+    deadline = 1.0 + (2.0 + 0.2) + 2.0 * 4 + 0.01
+    light = bounds.cheapest([1, 2, 4], T, deadline, start=4, up=9.0, down=3.0, light=0.2)
+    assert light.sizes == (4, 1, 1, 1, 1, 1)
+    rebuilt = bounds.cheapest([1, 2, 4], T, deadline, start=4, up=9.0, down=3.0)
+    assert rebuilt.sizes == (4, 2, 2, 2, 2, 2)
 
 
 def test_phased_schedules_hold_one_larger_size_then_release_once_and_miss_what_noise_alone_allows():

@@ -15,7 +15,9 @@ cluster's scaling -- not the policy -- rules the goal out, and the numbers say b
 Optionally the rescales are priced (``start``, ``up``, ``down``): the run's first superstep
 runs at ``start`` executors (where the policy starts), the first superstep at a larger size takes ``up`` seconds more (fresh executors' cold
 superstep, as measured), at a smaller size ``down`` more (``None``: one superstep at the new
-size, the re-read cache) -- held by the new size's executors. The wait for new executors to
+size, the re-read cache) -- held by the new size's executors; ``light``, where given, prices a
+release to one executor apart (:func:`~iterflow.loop.rescales.light_release`: it rebuilds
+nothing at its barrier, the others rebuild their cached blocks). The wait for new executors to
 register is still free, so this stays a bound: no real policy pays less.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from iterflow.loop.rescales import light_release
 
 GRID = 4000  # constraint steps: rounding error at most limit / GRID per superstep
 
@@ -107,16 +111,18 @@ def _min_sum_switching(a: np.ndarray, b: np.ndarray, limit: float, start: int | 
     return rows
 
 
-def _priced(E: np.ndarray, T: np.ndarray, up: float, down: float | None) -> np.ndarray:
+def _priced(E: np.ndarray, T: np.ndarray, up: float, down: float | None,
+            light: float | None = None) -> np.ndarray:
     """Seconds of superstep ``k`` at row ``r`` after row ``p``: ``W[k, p, r]``."""
-    n, m = len(E), T.shape[1]
+    n = len(E)
     W = np.repeat(T.T[:, None, :], n, axis=1)  # (supersteps, prev, row)
     for p in range(n):
         for r in range(n):
             if E[r] > E[p]:
                 W[:, p, r] += up
             elif E[r] < E[p]:
-                W[:, p, r] += T[r] if down is None else down
+                price = light if light is not None and light_release(int(E[p]), int(E[r])) else down
+                W[:, p, r] += T[r] if price is None else price
     return W
 
 
@@ -151,24 +157,24 @@ def _start_row(E: np.ndarray, start: int | None) -> int | None:
 
 
 def fastest(sizes: Sequence[int], T: np.ndarray, budget: float, *, start: int | None = None,
-            up: float = 0.0, down: float | None = 0.0) -> Bound | None:
+            up: float = 0.0, down: float | None = 0.0, light: float | None = None) -> Bound | None:
     """The shortest schedule with executor-seconds ``<= budget`` (``None``: none fits); rescales
     priced as the module docstring says (free by default)."""
     E, T = _check(sizes, T)
-    if start is None and up == 0 and down == 0:
+    if start is None and up == 0 and down == 0 and not light:
         return _bound(E, T, _min_sum(T, E[:, None] * T, budget))
-    W = _priced(E, T, up, down)
+    W = _priced(E, T, up, down, light)
     return _bound(E, T, _min_sum_switching(W, E[None, None, :] * W, budget, _start_row(E, start)), W)
 
 
 def cheapest(sizes: Sequence[int], T: np.ndarray, deadline: float, *, start: int | None = None,
-             up: float = 0.0, down: float | None = 0.0) -> Bound | None:
+             up: float = 0.0, down: float | None = 0.0, light: float | None = None) -> Bound | None:
     """The schedule with the fewest executor-seconds ending within ``deadline`` (``None``: none
     does); rescales priced as the module docstring says (free by default)."""
     E, T = _check(sizes, T)
-    if start is None and up == 0 and down == 0:
+    if start is None and up == 0 and down == 0 and not light:
         return _bound(E, T, _min_sum(E[:, None] * T, T, deadline))
-    W = _priced(E, T, up, down)
+    W = _priced(E, T, up, down, light)
     return _bound(E, T, _min_sum_switching(E[None, None, :] * W, W, deadline, _start_row(E, start)), W)
 
 
