@@ -36,12 +36,12 @@ import numpy as np
 import pandas as pd
 
 from harness import RESULTS
-from pareto_report import (MET, rescale_prices, static_matrix, static_runs, target_policies, target_reach,
-                           target_scores)
+from pareto_report import (GOAL_COST, MET, goal_count, rescale_prices, static_matrix, static_runs, target_policies,
+                           target_reach, target_scores)
 
 from iterflow.cluster.profile import ClusterProfile
 
-GOAL_MET, GOAL_COST = 9, 1.15  # of 10 targets; executor-s over the cheapest static size's
+GOAL_MET = 9  # of 10 targets
 SAFETIES = (0.0, 0.1, 0.2, 0.3)
 
 
@@ -57,11 +57,6 @@ def calibration(tag: str) -> list[Any]:
     """The session's cluster calibration records (``[]`` where it kept none)."""
     path = RESULTS / f"pareto_{tag}_cluster_profile.json"
     return ClusterProfile.from_dict(json.loads(path.read_text())).records() if path.is_file() else []
-
-
-def scored(reach: list[tuple[bool, float]]) -> int:
-    """Targets met within :data:`MET` at <= :data:`GOAL_COST` the cheapest static size's executor-s."""
-    return sum(ok and r <= GOAL_COST + 1e-9 for ok, r in reach)
 
 
 def session(tag: str, safeties: tuple[float, ...] = SAFETIES) -> list[dict[str, Any]]:
@@ -83,8 +78,8 @@ def session(tag: str, safeties: tuple[float, ...] = SAFETIES) -> list[dict[str, 
         by_start, per_target = {}, {}
         for x in safeties:
             reach = {s: target_reach(targets, sizes, T, dict(start=s, **priced), x) for s in sizes}
-            by_start[x] = {s: scored(v) for s, v in reach.items()}
-            per_target[x] = scored([max(((ok, r) for ok, r in (reach[s][i] for s in sizes)),
+            by_start[x] = {s: goal_count(v) for s, v in reach.items()}
+            per_target[x] = goal_count([max(((ok, r) for ok, r in (reach[s][i] for s in sizes)),
                                         key=lambda o: o[0] and o[1] <= GOAL_COST + 1e-9) for i in range(len(targets))])
         rows.append(dict(tag=tag, job=job, n=len(targets), start=int(starts.median()) if len(starts) else None,
                          real=_real(t, d), by_start=by_start, per_target=per_target, prices=how,

@@ -11,8 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
-from cold_start_bound import release_spread, scored  # noqa: E402
-from pareto_report import target_reach  # noqa: E402
+from cold_start_bound import release_spread  # noqa: E402
+from pareto_report import goal_count, target_reach  # noqa: E402
 
 # six supersteps at 1, 2 and 3 executors: 3 the fastest, 1 the cheapest
 T = np.array([[2.0] * 6, [1.2] * 6, [1.0] * 6])
@@ -28,7 +28,7 @@ def test_a_start_below_the_size_a_target_needs_cannot_reach_it_when_a_scale_out_
     from_three = target_reach([6.5], SIZES, T, dict(start=3, **PRICED))
     assert from_two == [(False, pytest.approx(np.nan, nan_ok=True))]
     assert from_three[0][0] and from_three[0][1] <= 1.0 + 1e-9
-    assert scored(from_two) == 0 and scored(from_three) == 1
+    assert goal_count(from_two) == 0 and goal_count(from_three) == 1
 
 
 def test_a_safety_is_time_the_schedule_must_leave_before_the_target():
