@@ -11,7 +11,7 @@ best any policy could then do (:func:`~iterflow.simulate.bounds.cheapest`: one s
 knowing every superstep's time at every size from the session's static runs -- perfect foresight
 from superstep 1 on -- with the first superstep at ``s`` and every rescale priced as measured, a
 release to one executor apart from one that rebuilds its cached blocks:
-:func:`pareto_report.rescale_prices`). Where no start size reaches 9 of 10 within 1.15x, no policy
+:func:`pareto_bounds.rescale_prices`). Where no start size reaches 9 of 10 within 1.15x, no policy
 whose start does not depend on the job does; "each target's best start" is the start chosen for
 each target knowing the job (what a warm start from earlier runs can plan).
 
@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from harness import RESULTS
-from pareto_report import (GOAL_COST, MET, goal_count, rescale_prices, static_matrix, static_runs, target_policies,
-                           target_reach, target_scores)
+from pareto_bounds import GOAL_COST, MET, goal_count, rescale_prices, static_matrix, target_reach
+from pareto_report import static_runs, target_policies, target_scores
 
 from iterflow.cluster.profile import ClusterProfile
 

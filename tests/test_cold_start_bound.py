@@ -1,5 +1,5 @@
 """What a cold-start ``target`` could reach at best (``experiments/cold_start_bound.py``,
-``pareto_report.target_reach``), on hand-made superstep times and tables: no Spark."""
+``pareto_bounds.target_reach``), on hand-made superstep times and tables: no Spark."""
 from __future__ import annotations
 
 import sys
@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
 from cold_start_bound import release_spread  # noqa: E402
-from pareto_report import goal_count, target_reach  # noqa: E402
+from pareto_bounds import goal_count, target_reach  # noqa: E402
 
 # six supersteps at 1, 2 and 3 executors: 3 the fastest, 1 the cheapest
 T = np.array([[2.0] * 6, [1.2] * 6, [1.0] * 6])
