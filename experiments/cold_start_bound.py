@@ -28,8 +28,6 @@ table to ``results/NAME.txt`` as well.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 from typing import Any
 
 import numpy as np
@@ -37,32 +35,25 @@ import pandas as pd
 
 from harness import RESULTS
 from pareto_bounds import GOAL_COST, MET, goal_count, rescale_prices, static_matrix, target_reach
-from pareto_report import static_runs, target_policies, target_scores
+from pareto_pool import session as read_session
+from pareto_report import run_releases, static_runs, target_policies, target_scores
 
-from iterflow.cluster.profile import ClusterProfile
+from iterflow.simulate.calibrate import load_profile
 
 GOAL_MET = 9  # of 10 targets
 SAFETIES = (0.0, 0.1, 0.2, 0.3)
 
 
-def read(tag: str, suffix: str) -> pd.DataFrame:
-    """``results/pareto_<tag><suffix>.csv``, or a clear error naming the file."""
-    path = RESULTS / f"pareto_{tag}{suffix}.csv"
-    if not path.is_file():
-        raise SystemExit(f"cold_start_bound: error: --tags: no table {path}")
-    return pd.read_csv(path)
-
-
 def calibration(tag: str) -> list[Any]:
     """The session's cluster calibration records (``[]`` where it kept none)."""
     path = RESULTS / f"pareto_{tag}_cluster_profile.json"
-    return ClusterProfile.from_dict(json.loads(path.read_text())).records() if path.is_file() else []
+    return load_profile(path).records() if path.is_file() else []
 
 
 def session(tag: str, safeties: tuple[float, ...] = SAFETIES) -> list[dict[str, Any]]:
     """Per job of the session: the real target runs' score and, per safety, each start's best
     schedule's score (``per_target``: the best start chosen for each target)."""
-    df, steps, calib = read(tag, ""), read(tag, "_supersteps"), calibration(tag)
+    df, steps, calib = read_session(tag), read_session(tag, "_supersteps"), calibration(tag)
     rows = []
     for job, d in df.groupby("job", sort=False):
         js = steps[steps["job"] == job]
@@ -79,8 +70,7 @@ def session(tag: str, safeties: tuple[float, ...] = SAFETIES) -> list[dict[str, 
         for x in safeties:
             reach = {s: target_reach(targets, sizes, T, dict(start=s, **priced), x) for s in sizes}
             by_start[x] = {s: goal_count(v) for s, v in reach.items()}
-            per_target[x] = goal_count([max(((ok, r) for ok, r in (reach[s][i] for s in sizes)),
-                                        key=lambda o: o[0] and o[1] <= GOAL_COST + 1e-9) for i in range(len(targets))])
+            per_target[x] = sum(any(goal_count([reach[s][i]]) for s in sizes) for i in range(len(targets)))
         rows.append(dict(tag=tag, job=job, n=len(targets), start=int(starts.median()) if len(starts) else None,
                          real=_real(t, d), by_start=by_start, per_target=per_target, prices=how,
                          spread=release_spread(js[js["policy"].isin(labels)])))
@@ -101,18 +91,9 @@ def release_spread(steps: pd.DataFrame) -> list[tuple[float, float]]:
     predicted rest) -- what a policy must keep for its error to meet a target."""
     out = []
     for _, g in steps.groupby("run_id", sort=False):
-        g = g.sort_values("superstep")
-        real = float((g["wall_seconds"] + g["barrier_seconds"].fillna(0)).sum())
-        last = None
-        for _, r in g.iterrows():
-            m = re.search(r"comfortably ahead: \d+ executors finish ([\d.]+)s", str(r.get("reason")))
-            e = re.search(r"elapsed ([\d.]+)s", str(r.get("reason")))
-            if r.get("decision") == "down" and m and e:
-                last = (float(m.group(1)), float(e.group(1)), float(r["target_seconds"]))
-            elif r.get("decision") == "up":
-                last = None
-        if last is not None and last[0] > last[1]:
-            done, elapsed, target = last
+        real, found = run_releases(g.sort_values("superstep"))
+        if found and found[-1][1] is not None and found[-1][0] > found[-1][1]:
+            (done, elapsed), target = found[-1], float(g["target_seconds"].iloc[0])
             out.append(((real - elapsed) / (done - elapsed), (target - elapsed) / (done - elapsed)))
     return out
 

@@ -49,8 +49,8 @@ steady-state superstep). Eleven sessions (stop56all-stop60prkm, ``cross_size_err
 within 20 %: PageRank 1->2 13 of 22 runs, 1->4 18 of 22; WCC 9 of 10, 6 of 10; k-means 11 of 22,
 10 of 22 -- read too fast (k-means -20 % at the median): at one partition Spark plans no exchange
 for an aggregation (one partition is clustered by any key), so a one-executor superstep has no
-shuffle and fewer stages to replay (k-means: 2 stages at 1 executor, 3 at 2-4, the main stage's
-CPU +27 % at 2, stop60prkm).
+shuffle and fewer stages to replay (k-means: 2 stages at 1 executor, 3 at 2-4, the executors'
+CPU +20-27 % at 2, stop60prkm).
 """
 from __future__ import annotations
 

@@ -23,11 +23,12 @@ from harness import RESULTS
 from pareto_report import repeat_scores, static_runs, target_policies, target_scores
 
 
-def session(tag: str) -> pd.DataFrame:
-    """``results/pareto_<tag>.csv``, or a clear error naming the file."""
-    path = RESULTS / f"pareto_{tag}.csv"
+def session(tag: str, suffix: str = "") -> pd.DataFrame:
+    """``results/pareto_<tag><suffix>.csv`` (``suffix`` ``_supersteps``: its superstep table), or a
+    clear error naming the file."""
+    path = RESULTS / f"pareto_{tag}{suffix}.csv"
     if not path.is_file():
-        raise SystemExit(f"pareto_pool: error: --tags: no table {path}")
+        raise SystemExit(f"error: --tags: no table {path}")
     return pd.read_csv(path)
 
 

@@ -99,18 +99,28 @@ def release_errors(steps: pd.DataFrame) -> tuple[list[float], list[float]]:
     purpose the slack the first left)."""
     every, last = [], []
     for _, g in steps.groupby("run_id", sort=False):
-        g = g.sort_values("superstep")
-        real = float((g["wall_seconds"] + g["barrier_seconds"].fillna(0)).sum())
-        mine: list[float] = []
-        for _, r in g.iterrows():
-            m = re.search(r"comfortably ahead: \d+ executors finish ([\d.]+)s", str(r.get("reason")))
-            if r.get("decision") == "down" and m:
-                mine.append(real / float(m.group(1)) - 1)
-            elif r.get("decision") == "up":
-                mine = []  # a scale-out after a release: its prediction no longer applies
+        real, found = run_releases(g.sort_values("superstep"))
+        mine = [real / done - 1 for done, _ in found]
         every += mine
         last += mine[-1:]
     return every, last
+
+
+def run_releases(g: pd.DataFrame) -> tuple[float, list[tuple[float, float | None]]]:
+    """One run's rows in superstep order: its real finish (wall + barrier seconds), and per
+    release not undone by a later scale-out the finish it predicted ("comfortably ahead: N
+    executors finish Ts") and the seconds elapsed when it was made (``None`` where not said)."""
+    real = float((g["wall_seconds"] + g["barrier_seconds"].fillna(0)).sum())
+    found: list[tuple[float, float | None]] = []
+    for _, r in g.iterrows():
+        why = str(r.get("reason"))
+        m = re.search(r"comfortably ahead: \d+ executors finish ([\d.]+)s", why)
+        if r.get("decision") == "down" and m:
+            e = re.search(r"elapsed ([\d.]+)s", why)
+            found.append((float(m.group(1)), float(e.group(1)) if e else None))
+        elif r.get("decision") == "up":
+            found = []  # a scale-out after a release: its prediction no longer applies
+    return real, found
 
 
 def goals(job: str, d: pd.DataFrame, med: pd.DataFrame, W: int) -> list[str]:
