@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from harness import RESULTS
-from pareto_bounds import GOAL_COST, MET, goal_count, rescale_prices, static_matrix, target_reach
+from pareto_bounds import GOAL_COST, MET, goal_count, rescale_prices, starts, static_matrix, target_reach
 from pareto_pool import session as read_session
-from pareto_report import run_releases, static_runs, target_policies, target_scores
+from pareto_report import goal_met, run_releases, static_runs, target_policies, target_scores, targets_of
 
 from iterflow.simulate.calibrate import load_profile
 
@@ -63,26 +63,16 @@ def session(tag: str, safeties: tuple[float, ...] = SAFETIES) -> list[dict[str, 
             continue
         sizes, T = found
         priced, how = rescale_prices(js, calib)
-        t = d[d["policy"].isin(labels)]
-        targets = t["target_seconds"].dropna().drop_duplicates().tolist()
-        starts = js[js["policy"].isin(labels) & (js["superstep"] == 1)]["executors"]
+        targets, begun = targets_of(d), starts(js)
         by_start, per_target = {}, {}
         for x in safeties:
             reach = {s: target_reach(targets, sizes, T, dict(start=s, **priced), x) for s in sizes}
             by_start[x] = {s: goal_count(v) for s, v in reach.items()}
             per_target[x] = sum(any(goal_count([reach[s][i]]) for s in sizes) for i in range(len(targets)))
-        rows.append(dict(tag=tag, job=job, n=len(targets), start=int(starts.median()) if len(starts) else None,
-                         real=_real(t, d), by_start=by_start, per_target=per_target, prices=how,
+        rows.append(dict(tag=tag, job=job, n=len(targets), start=next((begun[p] for p in labels if p in begun), None),
+                         real=goal_met(target_scores(d[d["policy"].isin(labels)], *static_runs(d))), by_start=by_start, per_target=per_target, prices=how,
                          spread=release_spread(js[js["policy"].isin(labels)])))
     return rows
-
-
-def _real(t: pd.DataFrame, d: pd.DataFrame) -> int:
-    """The real runs ``t`` met within :data:`MET` at <= :data:`GOAL_COST` the executor-s of the
-    cheapest static size's median run meeting each (as ``pareto.py`` and ``pareto_pool.py`` judge)."""
-    st, med = static_runs(d)
-    s = target_scores(t, st, med)
-    return int((s["met"] & (s["vs_size"] <= GOAL_COST)).sum())
 
 
 def release_spread(steps: pd.DataFrame) -> list[tuple[float, float]]:

@@ -45,8 +45,7 @@ def best_possible(job: str, labels: list[str], targets: list[float], steps: pd.D
     if priced["up"] is None:
         return out + ["    (no scale-out measured, by the adaptive runs or the calibration job: the bound with priced "
                       "rescales needs one)"]
-    starts = steps[~steps["policy"].astype(str).str.startswith("static-") & (steps["superstep"] == 1)]
-    start = {p: int(g["executors"].median()) for p, g in starts.groupby("policy")}
+    start = starts(steps)
     out.append(f"  the same with rescales priced as measured here ({whose}; registration still free), from where "
                f"each policy starts:")
     f = bounds.fastest(sizes, T, 1.2 * t1, start=start.get("fastest", 1), **priced)
@@ -68,6 +67,12 @@ def best_possible(job: str, labels: list[str], targets: list[float], steps: pd.D
     for pol in labels:
         out += _target_bound(targets, sizes, T, dict(start=start.get(pol, W), **priced), pol)
     return out + _start_line(targets, sizes, T, priced)
+
+
+def starts(steps: pd.DataFrame) -> dict[str, int]:
+    """Where each adaptive policy's runs started (the median of their first supersteps' executors)."""
+    first = steps[~steps["policy"].astype(str).str.startswith("static-") & (steps["superstep"] == 1)]
+    return {p: int(g["executors"].median()) for p, g in first.groupby("policy")}
 
 
 def static_matrix(steps: pd.DataFrame) -> tuple[list[int], np.ndarray] | None:
@@ -174,17 +179,14 @@ def rescale_prices(steps: pd.DataFrame, calibration: list[Any] | None = None,
     release to one executor (``light``: it rebuilds nothing at its barrier) and one that rebuilds
     its cached blocks (``down``), each the adaptive runs' median where they made one, else the
     calibration job's (``None``: one superstep at the new size)."""
-    calibration = calibration or []
-    runs = {"up": rescale_price(steps, "up"), "down": rescale_price(steps, "down", False),
-            "light": rescale_price(steps, "down", True)}
-    ours = {"up": _median(rescale_costs(calibration, "up")), "down": _median(rescale_costs(calibration, "down", False)),
-            "light": _median(rescale_costs(calibration, "down", True))}
-    order = {"up": [("given: --scale-out-seconds", given), ("the calibration job's", ours["up"]),
-                    ("the adaptive runs'", runs["up"])]}
     priced, said = {}, []
-    for key, what in (("up", "a scale-out"), ("light", "a release to one executor"), ("down", "one that rebuilds")):
-        found = order.get(key, [("the adaptive runs'", runs[key]), ("the calibration job's", ours[key])])
-        whose, value = next(((w, v) for w, v in found if v is not None), (None, None))
+    for key, what, direction, light in (("up", "a scale-out", "up", None),
+                                        ("light", "a release to one executor", "down", True),
+                                        ("down", "one that rebuilds", "down", False)):
+        runs = ("the adaptive runs'", rescale_price(steps, direction, light))
+        ours = ("the calibration job's", _median(rescale_costs(calibration or [], direction, light)))
+        order = [("given: --scale-out-seconds", given), ours, runs] if key == "up" else [runs, ours]
+        whose, value = next(((w, v) for w, v in order if v is not None), (None, None))
         priced[key] = value
         said.append(f"{what} +{value:.1f}s, {whose} median" if value is not None else f"{what}: one superstep at the new size")
     return priced, "; ".join(said)

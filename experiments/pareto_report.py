@@ -46,8 +46,7 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
         if steps is not None and "job" in steps:
             for pol in target_policies(d):
                 out += releases(steps[(steps["job"] == job) & (steps["policy"] == pol)], pol)
-            targets = d.loc[d["policy"].isin(target_policies(d)), "target_seconds"].dropna().drop_duplicates()
-            out += best_possible(job, target_policies(d), targets.tolist(), steps[steps["job"] == job], W, up,
+            out += best_possible(job, target_policies(d), targets_of(d), steps[steps["job"] == job], W, up,
                                  calibration)
     return out
 
@@ -79,6 +78,11 @@ def target_policies(d: pd.DataFrame) -> list[str]:
     """The ``target`` runs' labels: ``target``, or ``target@<start>`` per start where a session ran
     every target from several (``pareto.py --target-start 3,4``)."""
     return [p for p in dict.fromkeys(d["policy"]) if p == "target" or str(p).startswith("target@")]
+
+
+def targets_of(d: pd.DataFrame) -> list[float]:
+    """The targets the ``target`` runs of ``d`` were given, each once."""
+    return d.loc[d["policy"].isin(target_policies(d)), "target_seconds"].dropna().drop_duplicates().tolist()
 
 
 def releases(steps: pd.DataFrame, label: str = "target") -> list[str]:
@@ -160,7 +164,7 @@ def _target_goal(label: str, t: pd.DataFrame, st: pd.DataFrame, med: pd.DataFram
     if len(t):
         s = target_scores(t, st, med)
         by_size, ratios = s["vs_size"].dropna(), s["vs_run"].dropna()
-        both = int((s["met"] & (s["vs_size"] <= GOAL_COST)).sum())  # met, and within the goal's 1.15x of that size
+        both = goal_met(s)
         out.append(f"  {label} (cold start): {int(s['met'].sum())} of {len(t)} met within {MET:.0%}; executor-s vs the cheapest "
                    f"static size meeting the same target (a size's median run): median {np.median(by_size):.2f}x, max "
                    f"{max(by_size):.2f}x over {len(by_size)} ({int((by_size <= GOAL_COST).sum())} within {GOAL_COST}x, the "
@@ -185,6 +189,12 @@ def target_scores(t: pd.DataFrame, st: pd.DataFrame, med: pd.DataFrame) -> pd.Da
                      "vs_size": r["executor_seconds"] / med.loc[size, "executor_seconds"] if size else np.nan,
                      "vs_run": r["executor_seconds"] / ok["executor_seconds"].min() if len(ok) else np.nan})
     return pd.DataFrame(rows, columns=["met", "vs_size", "vs_run"])
+
+
+def goal_met(scores: pd.DataFrame) -> int:
+    """Of :func:`target_scores`, the runs that met their target and stayed within :data:`GOAL_COST`
+    the cheapest static size's executor-s (the cold-start goal's two conditions on one run)."""
+    return int((scores["met"] & (scores["vs_size"] <= GOAL_COST)).sum())
 
 
 def cheapest_size(med: pd.DataFrame, target: float) -> str | None:
