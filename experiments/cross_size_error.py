@@ -47,10 +47,11 @@ Stop 61: ``--from-one`` also prints issue 13 item 1's own figure -- per static-1
 of its predictions at each other size against the median of the supersteps predicted (the
 steady-state superstep). Eleven sessions (stop56all-stop60prkm, ``cross_size_error_stop61.txt``),
 within 20 %: PageRank 1->2 13 of 22 runs, 1->4 18 of 22; WCC 9 of 10, 6 of 10; k-means 11 of 22,
-10 of 22 -- read too fast (k-means -20 % at the median): at one partition Spark plans no exchange
-for an aggregation (one partition is clustered by any key), so a one-executor superstep has no
-shuffle and fewer stages to replay (k-means: 2 stages at 1 executor, 3 at 2-4, the executors'
-CPU +20-27 % at 2, stop60prkm).
+10 of 22 -- read too fast (k-means -20 % at the median). Not the one-partition plan (no exchange: 2 stages at
+1 executor, 3 at 2-4), as stop 61 read it: at 1 executor k-means ran 1, 2 and 4 partitions alike
+(later supersteps 1.17 / 1.21 / 1.14 s; ``tasks_per_core_kmeans_planprobe.txt``, stop 62); one
+static-1 run against another of the same session differs as much (stop61prkm's superstep 8:
+1.21 s and 0.73 s).
 """
 from __future__ import annotations
 

@@ -73,10 +73,14 @@ def main() -> int:
                 later = t.loc[t.superstep > HEAD, "span_seconds"]
                 row = {"executors": e, "partitions": p, "rep": rep, "job_seconds": run.job_seconds,
                        "head_seconds": float(t.loc[t.superstep <= HEAD, "span_seconds"].sum()),
-                       "later_median": float(later.median()) if len(later) else float("nan")}
+                       "later_median": float(later.median()) if len(later) else float("nan"),
+                       # where a later superstep's time goes: its tasks' run and CPU seconds in sum
+                       "later_task_seconds": float(t.loc[t.superstep > HEAD, "executor_run_seconds"].median()),
+                       "later_cpu_seconds": float(t.loc[t.superstep > HEAD, "executor_cpu_seconds"].median())}
                 rows.append(row)
                 print(f"  {e} executor(s) x {p} partitions, rep {rep}: job {row['job_seconds']:.1f}s, supersteps "
-                      f"1-{HEAD} {row['head_seconds']:.2f}s, later median {row['later_median']:.3f}s", flush=True)
+                      f"1-{HEAD} {row['head_seconds']:.2f}s, later median {row['later_median']:.3f}s (tasks "
+                      f"{row['later_task_seconds']:.3f}s, CPU {row['later_cpu_seconds']:.3f}s)", flush=True)
                 run.release()
     df = pd.DataFrame(rows)
     out = [f"== {NAME} {args.job}: {note}; {args.reps} reps"]
@@ -87,7 +91,8 @@ def main() -> int:
             mine = df[(df.executors == e) & (df.partitions == p)].set_index("rep")
             out.append(f"  at {e} executor(s), {p} partitions: job {mine.job_seconds.median():.1f}s, "
                        f"{ratio_range(mine.job_seconds, ref.job_seconds)} of {parts[0]} partitions; "
-                       f"supersteps 1-{HEAD} {mine.head_seconds.median():.2f}s, later median {mine.later_median.median():.3f}s")
+                       f"supersteps 1-{HEAD} {mine.head_seconds.median():.2f}s, later median {mine.later_median.median():.3f}s "
+                       f"(tasks {mine.later_task_seconds.median():.3f}s, CPU {mine.later_cpu_seconds.median():.3f}s in sum)")
     out.append(f"{time.time() - t0:.0f}s")
     write_table(NAME, args.job + (f"_{args.tag}" if args.tag else ""), df, out)
     return 0
