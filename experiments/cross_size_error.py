@@ -49,9 +49,10 @@ steady-state superstep). Eleven sessions (stop56all-stop60prkm, ``cross_size_err
 within 20 %: PageRank 1->2 13 of 22 runs, 1->4 18 of 22; WCC 9 of 10, 6 of 10; k-means 11 of 22,
 10 of 22 -- read too fast (k-means -20 % at the median). Not the one-partition plan (no exchange: 2 stages at
 1 executor, 3 at 2-4), as stop 61 read it: at 1 executor k-means ran 1, 2 and 4 partitions alike
-(later supersteps 1.17 / 1.21 / 1.14 s; ``tasks_per_core_kmeans_planprobe.txt``, stop 62); one
-static-1 run against another of the same session differs as much (stop61prkm's superstep 8:
-1.21 s and 0.73 s).
+(later supersteps 1.17 / 1.21 / 1.14 s; ``tasks_per_core_kmeans_planprobe.txt``, stop 62); a
+bias of the cold model (stop 62, fourteen sessions: 25 of 28 k-means runs read 2 executors too
+fast, median -21 %; PageRank -17 %, WCC -5 %) on top of one run's noise at one executor
+(stop61prkm's two static-1 runs: 1.21 s and 0.73 s for superstep 8).
 """
 from __future__ import annotations
 
