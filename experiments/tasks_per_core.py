@@ -70,13 +70,14 @@ def main() -> int:
                 run = runs.run(spark, StaticPolicy(), make(), args=at, start=e, verbose=False,
                                labels={"experiment": NAME, "job": args.job, "policy": f"{e}x{p}", "rep": rep})
                 t = run.table
-                later = t.loc[t.superstep > HEAD, "span_seconds"]
+                late = t[t.superstep > HEAD]
+                later = late["span_seconds"]
                 row = {"executors": e, "partitions": p, "rep": rep, "job_seconds": run.job_seconds,
                        "head_seconds": float(t.loc[t.superstep <= HEAD, "span_seconds"].sum()),
                        "later_median": float(later.median()) if len(later) else float("nan"),
                        # where a later superstep's time goes: its tasks' run and CPU seconds in sum
-                       "later_task_seconds": float(t.loc[t.superstep > HEAD, "executor_run_seconds"].median()),
-                       "later_cpu_seconds": float(t.loc[t.superstep > HEAD, "executor_cpu_seconds"].median())}
+                       "later_task_seconds": float(late["executor_run_seconds"].median()),
+                       "later_cpu_seconds": float(late["executor_cpu_seconds"].median())}
                 rows.append(row)
                 print(f"  {e} executor(s) x {p} partitions, rep {rep}: job {row['job_seconds']:.1f}s, supersteps "
                       f"1-{HEAD} {row['head_seconds']:.2f}s, later median {row['later_median']:.3f}s (tasks "
