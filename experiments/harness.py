@@ -126,12 +126,26 @@ def eventlog_check(spark: Any, args: argparse.Namespace, table: pd.DataFrame, fi
     log = getattr(args, "eventlog", None)
     if log is None:
         return table
-    seen = executors_by_superstep(find_log(log, spark.sparkContext.applicationId), first_job)
+    return with_eventlog(table, executors_by_superstep(find_log(log, spark.sparkContext.applicationId), first_job))
+
+
+def with_eventlog(table: pd.DataFrame, seen: dict[int, dict[str, int]]) -> pd.DataFrame:
+    """``table`` with the event log's view of each superstep (``seen``: :func:`executors_by_superstep`)
+    as the columns :func:`eventlog_check` names, -1 where the log has none."""
     table = table.copy()
     for col, key in (("eventlog_executors", "end"), ("eventlog_executors_start", "start"),
                      ("eventlog_task_executors", "tasks")):
         table[col] = [seen.get(int(i), {}).get(key, -1) for i in table["superstep"]]
     return table
+
+
+def eventlog_match(table: pd.DataFrame) -> tuple[str, bool]:
+    """Of a table with :func:`with_eventlog`'s columns: the executors the log saw after each
+    superstep, and whether every superstep's record agrees (:func:`consistent`)."""
+    seen = table["eventlog_executors"].astype(int)
+    ok = all(consistent(int(e), {"end": int(end), "tasks": int(tasks)}) for e, end, tasks in
+             zip(table["executors"], seen, table["eventlog_task_executors"]))
+    return "-".join(map(str, seen)), ok
 
 
 @dataclass
@@ -179,11 +193,8 @@ class Run:
         """The event-log check as columns: the executors it saw, and whether they match."""
         if "eventlog_executors" not in self.table:
             return {}
-        t = self.table
-        seen = t["eventlog_executors"].astype(int)
-        ok = all(consistent(int(e), {"end": int(end), "tasks": int(tasks)}) for e, end, tasks in
-                 zip(t["executors"], seen, t["eventlog_task_executors"]))
-        return {"eventlog_path": "-".join(map(str, seen)), "eventlog_match": ok}
+        path, ok = eventlog_match(self.table)
+        return {"eventlog_path": path, "eventlog_match": ok}
 
     def row(self) -> dict[str, Any]:
         """The run as one tidy row (labels first)."""

@@ -34,8 +34,9 @@ from pathlib import Path
 import pandas as pd
 
 from common import RESULTS, ROOT, rmat
+from harness import eventlog_match, with_eventlog
 
-from iterflow.observe.eventlog import consistent, executors_by_superstep
+from iterflow.observe.eventlog import executors_by_superstep
 
 C1 = "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1"
 TARGET = 20.0
@@ -77,14 +78,13 @@ def one_run(name: str, graph: Path, args: argparse.Namespace, scratch: Path) -> 
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{name}: iterflow run exited {proc.returncode}:\n{proc.stderr[-3000:]}")
-    t = pd.read_csv(home / "stats.csv")
     logs = [p for p in (home / "events").iterdir()]
     if len(logs) != 1:
         raise SystemExit(f"{name}: expected one event log in {home / 'events'}, found {len(logs)}")
-    seen = executors_by_superstep(logs[0])
-    checks = [consistent(int(e), seen.get(int(s), {})) for s, e in zip(t["superstep"], t["executors"])]
+    t = with_eventlog(pd.read_csv(home / "stats.csv"), executors_by_superstep(logs[0]))
+    path, ok = eventlog_match(t)
     return {"name": name, "job": job_seconds(t), "process": time.time() - t0, "table": t,
-            "seen": seen, "consistent": all(checks), "checked": len(checks),
+            "eventlog_path": path, "consistent": ok,
             "quota": next((ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if "cpu share" in ln),
                           "cpu share: the run did not say")}
 
@@ -124,11 +124,10 @@ def verdict(target: pd.DataFrame, static1: pd.DataFrame, static4: pd.DataFrame, 
 
 def describe(r: dict) -> list[str]:
     """A run's lines: its job, executors by the record and by the event log, its rescales."""
-    t, seen = r["table"], r["seen"]
+    t = r["table"]
     path = "-".join(str(int(e)) for e in t["executors"])
-    log_path = "-".join(str(seen.get(int(s), {}).get("end", "?")) for s in t["superstep"])
     out = [f"  {r['name']}: job {r['job']:.1f}s (process {r['process']:.0f}s); executors {path}; event log "
-           f"(alive after each superstep's last job) {log_path}; consistent at {r['checked']} of {r['checked']} "
+           f"(alive after each superstep's last job) {r['eventlog_path']}; consistent at {len(t)} of {len(t)} "
            f"supersteps: {r['consistent']}"]
     for _, row in t[t["decision"].isin(["up", "down"])].iterrows():
         out.append(f"    barrier {int(row['superstep'])}: {row['decision']}: {str(row['reason'])[:300]}")
@@ -167,7 +166,8 @@ def main() -> int:
                 tables.append(runs[name]["table"].assign(run=name, rep=rep))
                 print("\n".join(describe(runs[name])), flush=True)
             tg = runs["target"]
-            changed = len({v.get("end") for v in tg["seen"].values()}) > 1
+            seen = tg["table"]["eventlog_executors"]
+            changed = seen[seen >= 0].nunique() > 1  # -1: a superstep the log does not have
             ok, said = verdict(tg["table"], runs["static-1"]["table"], runs["static-4"]["table"], args.slack)
             verdicts.append(ok and changed and tg["consistent"])
             lines += [f"rep {rep} ({tg['quota']}):"] + [x for n in names for x in describe(runs[n])]
