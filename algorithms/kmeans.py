@@ -120,11 +120,9 @@ class KMeans(IterativeProgram):
             w[i] = c
         return w
 
-    def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
-        """Re-cache the points spread over the current executors (the state is the centers)."""
-        self.partitions = partitions
-        self.points = self.recache(self.points, partitions)
-        return state
+    #: re-placed by a relayout (the contract's), spread over the current executors; the state
+    #: is the centers, on the driver
+    cached_inputs = (("points", (), False),)
 
     # -- supersteps ------------------------------------------------------------------------
     def step(self, state: State, superstep: int) -> State:

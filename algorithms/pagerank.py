@@ -113,37 +113,40 @@ class PageRank(IterativeProgram):
             df.count()
         self.links, self.vertex_ids, self.dangling = links, ids, dang
 
+    cached_inputs = (("links", ("src",), False), ("vertex_ids", ("id",), False), ("dangling", ("id",), False))
+
     def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
         """Re-place edges, vertices and ranks for ``assignment`` (or, when only the partition
-        count changed, for the minimal-movement rescale of the current assignment)."""
+        count changed, for the minimal-movement rescale of the current assignment); by hash,
+        the contract's (:attr:`cached_inputs`, a scale-in dividing the count keeps them cached
+        where they are)."""
         from iterflow.actuate.partitioning import rescale
 
+        if assignment is not None and not self.binned:
+            raise ValueError("bin moves need PageRank(layout='bins') (iterflow run --rebalance lays it out so)")
+        if not self.binned:
+            return super().relayout(partitions, state)
         old = (self.links, self.vertex_ids, self.dangling)
-        if assignment is None and self.binned:
+        if assignment is None:
             # Count-balanced, not load-guided: releasing the lightest bins would hand the new
             # partitions only light (on small graphs: empty) bins. Hashed bins balance load in
             # expectation; residual skew is the rebalancer's job.
             assignment = rescale(self.layout.assignment, partitions)
-        if assignment is not None and not self.binned:
-            raise ValueError("bin moves need PageRank(layout='bins') (iterflow run --rebalance lays it out so)")
-        if assignment is not None:
-            self.partitions = assignment.n_partitions
-            self.layout = self.layout.moved_to(assignment)
-            self._place_inputs(old[0].drop("dpk"), old[1], old[2])
-            for df in old:
-                self.free(df)
-        else:  # by hash: a scale-in dividing the count keeps them cached where they are (recache)
-            self.partitions = partitions
-            self.links, self.vertex_ids, self.dangling = (self.recache(df, partitions, key)
-                                                          for df, key in zip(old, ("src", "id", "id")))
-        frames = {name: self._place(df, "id") for name, df in state.frames.items()}
-        return State(frames, dict(state.values))
+        self.partitions = assignment.n_partitions
+        self.layout = self.layout.moved_to(assignment)
+        self._place_inputs(old[0].drop("dpk"), old[1], old[2])
+        for df in old:
+            self.free(df)
+        return self.place_state(state)
+
+    def place_state(self, state: State) -> State:
+        """Ranks on the partitions of their ids, as the inputs are."""
+        return State({name: self._place(df, "id") for name, df in state.frames.items()}, dict(state.values))
 
     def restore(self, state: State) -> State:
         """Ranks read back from a checkpoint, re-placed by the current bin layout (their ``pk``
         may be of another layout, and the joins on ``[pk, id]`` rely on it)."""
-        frames = {name: self._place(df, "id") for name, df in state.frames.items()}
-        return State(frames, dict(state.values))
+        return self.place_state(state)
 
     def bin_load(self, state: State) -> np.ndarray:
         """Edges out of and into each bin: the join stage works by source, the aggregation by

@@ -95,12 +95,13 @@ class WeaklyConnectedComponents(IterativeProgram):
             both = by_key(both, self.partitions, "src")  # else the aggregation's own exchange (with map-side lists)
         return both.groupBy("src").agg(F.collect_list("dst").alias("dsts"))  # drops the nulls
 
-    def relayout(self, partitions: int, state: State, assignment: object = None) -> State:
-        """Re-cache the adjacency and re-partition every state frame (labels, patch, active)
-        over ``partitions``, so each superstep's joins stay co-partitioned."""
-        self.partitions = partitions
-        self.neighbours = self.recache(self.neighbours, partitions, "src", sort=True)
-        return State({name: by_key(df, partitions, "id") for name, df in state.frames.items()},
+    #: re-placed by a relayout (the contract's): the adjacency, sorted for :meth:`lookup`
+    cached_inputs = (("neighbours", ("src",), True),)
+
+    def place_state(self, state: State) -> State:
+        """Every state frame (labels, patch, active) on the partitions of its ids, so each
+        superstep's joins stay co-partitioned with the adjacency."""
+        return State({name: by_key(df, self.partitions, "id") for name, df in state.frames.items()},
                      dict(state.values))
 
     def restore(self, state: State) -> State:

@@ -399,6 +399,14 @@ def report(name: str, runs: pd.DataFrame, summary: list[dict[str, Any]], superst
     print_summary(summary, title)
 
 
+def write_report(name: str, title: str, summary: list[dict[str, Any]], runs: pd.DataFrame) -> None:
+    """Print ``summary`` under ``title`` and ``runs``; the same in ``results/NAME.txt``."""
+    print_summary(summary, title)
+    print(runs.to_string(index=False))
+    with open(RESULTS / f"{name}.txt", "w") as fh:
+        fh.write(title + "\n" + pd.DataFrame(summary).to_string(index=False) + "\n\n" + runs.to_string(index=False) + "\n")
+
+
 def write_table(name: str, tag: str, df: pd.DataFrame, text: list[str]) -> None:
     """``results/NAME[_TAG].csv`` (the table) and ``.txt`` (the report ``text``), printed too."""
     stem = f"{name}_{tag}" if tag else name

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness import RESULTS, cluster, parse_args, print_summary, stat_row, warm_up
+from harness import RESULTS, cluster, parse_args, stat_row, warm_up, write_report
 
 from algorithms import PageRank
 from common import rmat
@@ -125,10 +125,7 @@ def main() -> int:
     pd.DataFrame(summary).to_csv(RESULTS / f"{NAME}_summary.csv", index=False)
     title = (f"{NAME}: {args.workers} workers at cpu share {args.cpu_share} ({note}); R-MAT {args.scale}/{args.edges}; "
              f"schedule {SCHEDULE}; {args.reps} reps; median [min-max]")
-    print_summary(summary, title)
-    print(r.to_string(index=False))
-    with open(RESULTS / f"{NAME}.txt", "w") as fh:
-        fh.write(title + "\n" + pd.DataFrame(summary).to_string(index=False) + "\n\n" + r.to_string(index=False) + "\n")
+    write_report(NAME, title, summary, r)
     return 0 if t["eventlog_ok"].all() else 1
 
 

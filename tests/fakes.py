@@ -14,12 +14,18 @@ def H(history: Sequence[Mapping[str, Any] | SuperstepRecord], model: Any = None,
 
 
 # -- the loop's ports, in memory -----------------------------------------------------------------
+import threading  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 from iterflow.loop.ports import Actuation, ExecutorSnapshot  # noqa: E402
 from iterflow.loop.program import IterativeProgram, State  # noqa: E402
 from iterflow.loop.reconfig import Reconfiguration  # noqa: E402
 from iterflow.loop.records import Stats  # noqa: E402
+
+
+def _set(event: threading.Event) -> threading.Event:
+    event.set()
+    return event
 
 
 @dataclass(frozen=True)
@@ -51,10 +57,24 @@ class FakeEngine:
     deleted: list = field(default_factory=list)  # copies discarded: their files gone
     made: list = field(default_factory=list)     # what the last barrier returned: carried as is
     copies: list = field(default_factory=list)   # every frame secure() wrote, in order
+    hold: threading.Event = field(default_factory=lambda: _set(threading.Event()))  # clear: background work waits
+    jobs: list = field(default_factory=list)     # every background work started, in order
 
     def job_group(self, name: str, description: str) -> None:
         self.group = name
         self.events.append(("group", name))
+
+    def background(self, group: str, description: str, work):
+        """``work`` in a thread, tagged ``group`` in ``events`` when it starts; held until
+        ``hold`` is cleared (a relayout still building at the barriers meanwhile)."""
+        from iterflow.loop.background import Background
+
+        def held():
+            self.hold.wait(timeout=10)
+            return work()
+        self.events.append(("background", group))
+        self.jobs.append(Background(held, cancel=lambda: (self.events.append(("cancel", group)), self.hold.set())))
+        return self.jobs[-1]
 
     def set_partitions(self, partitions: int) -> None:
         self.events.append(("partitions", partitions))

@@ -235,6 +235,7 @@ class IterationDriver:
                 if self.on_superstep:
                     self.on_superstep(record)
         finally:
+            reconfigurer.close()  # a relayout still building ahead: not needed any more
             self.partitions = reconfigurer.partitions
             self.engine.job_group("result", f"{program.name}: result")
         # The result is read from the last local checkpoint, as a hand-written loop's would be;

@@ -9,8 +9,9 @@ through the implementations in :mod:`iterflow.loop.spark_engine`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
+from iterflow.loop.background import Background
 from iterflow.loop.program import State
 from iterflow.loop.records import Stats
 
@@ -45,6 +46,10 @@ class Engine(Protocol):
 
     def job_group(self, name: str, description: str) -> None:
         """Tag every job from now on with ``name`` (statistics are attributed by it)."""
+
+    def background(self, group: str, description: str, work: Callable[[], Any]) -> Background:
+        """``work()`` run in the background while supersteps go on, its jobs tagged ``group``
+        (:class:`~iterflow.loop.background.Background`: collected, or cancelled, at a barrier)."""
 
     def set_partitions(self, partitions: int) -> None:
         """The shuffle partition count of the next supersteps."""

@@ -91,6 +91,12 @@ class IterativeProgram(ABC):
         """Records the superstep processed, the model's measure of work (default: input state rows)."""
         return float(sum(rows_before.values()))
 
+    #: The cached inputs a relayout re-places, ``(attribute, keys, sorted)`` each: a frame of the
+    #: program hash-partitioned by ``keys`` (none: spread evenly), sorted by them within
+    #: partitions where :meth:`lookup` reads it. The default :meth:`relayout` re-places them
+    #: and :meth:`prepare` builds them ahead (a scale-out's, while supersteps go on).
+    cached_inputs: tuple[tuple[str, tuple[str, ...], bool], ...] = ()
+
     def relayout(self, partitions: int, state: State, assignment: Any = None) -> State:
         """Re-distribute cached static data (edges, points) and the state over ``partitions``.
 
@@ -100,9 +106,43 @@ class IterativeProgram(ABC):
         get one). Without it the cached partitions stay on the executors that held them
         (new executors fetch them remotely every superstep) or are recomputed from the
         input (removed executors). Returns the state, lazily re-laid out; the driver
-        materializes it. Default: only the partition count is recorded.
+        materializes it. Default: :attr:`cached_inputs` re-placed (:meth:`prepare`, then
+        :meth:`adopt`) and the state by :meth:`place_state`.
         """
+        return self.adopt(partitions, self.prepare(partitions), state)
+
+    def can_prepare(self) -> bool:
+        """Whether :meth:`prepare` builds everything a relayout changes in the inputs: a program
+        placed by Spark's hash with :attr:`cached_inputs` (a bin layout moves with its bins)."""
+        return bool(self.cached_inputs) and self.layout is None
+
+    def prepare(self, partitions: int) -> dict[str, DataFrame]:
+        """:attr:`cached_inputs` re-placed over ``partitions``, cached and materialized, by
+        attribute -- the program's own left as they are, so a superstep may still run on them
+        (the reconfigurer runs this in the background during a scale-out's supersteps). Within
+        :meth:`narrow_views`, a count reached without a shuffle is a view (see :meth:`recache`)."""
+        return {name: self._placed(getattr(self, name), partitions, keys, sort)
+                for name, keys, sort in self.cached_inputs}
+
+    def adopt(self, partitions: int, prepared: dict[str, DataFrame], state: State) -> State:
+        """Use ``prepared`` (:meth:`prepare` at ``partitions``) from now on, free what it
+        replaces, and return the state re-placed to match (:meth:`place_state`, lazily)."""
+        views = self.__dict__.get("_views", {})
+        for name, new in prepared.items():
+            old = getattr(self, name)
+            setattr(self, name, new)
+            if id(new) not in views:  # a view reads the old blocks: freed with it
+                self.free(old)
         self.partitions = partitions
+        return self.place_state(state)
+
+    def discard_prepared(self, prepared: dict[str, DataFrame]) -> None:
+        """Free what :meth:`prepare` built and will not be adopted (a plan that changed)."""
+        for df in prepared.values():
+            self.free(df)
+
+    def place_state(self, state: State) -> State:
+        """``state`` re-placed to match inputs at :attr:`partitions` (lazily). Default: as it is."""
         return state
 
     def restore(self, state: State) -> State:
@@ -164,6 +204,13 @@ class IterativeProgram(ABC):
         (stop 49, Spark's event log). Only where one executor is left: a view at 2 reads the
         blocks wherever decommissioning moved them, remote every superstep (WCC 4 -> 2: its
         supersteps after 0.78 s against 0.53 s rebuilt, ``experiments/results/lazy_release.txt``)."""
+        new = self._placed(df, partitions, keys, sort)
+        if id(new) not in self.__dict__.get("_views", {}):
+            self.free(df)
+        return new
+
+    def _placed(self, df: DataFrame, partitions: int, keys: tuple[str, ...], sort: bool) -> DataFrame:
+        """:meth:`recache`'s new frame, ``df`` left as it is."""
         view = without_shuffle(df, partitions, *keys) if self.__dict__.get("_narrow_views") else None
         if view is not None:
             self.__dict__.setdefault("_views", {})[id(view)] = (view, df)  # freeing the view frees what it reads
@@ -171,7 +218,6 @@ class IterativeProgram(ABC):
         new = by_key(df, partitions, *keys)
         new = self.owns((new.sortWithinPartitions(*keys) if sort else new).cache())
         new.count()
-        self.free(df)
         return new
 
     def lookup(self, df: DataFrame, key: str, keys: list[int]) -> DataFrame:

@@ -15,9 +15,10 @@ Trisk's three dimensions, in this order:
    once); executors the cluster manager launched anyway are removed when they register;
 2. **partitioning** -- after executors changed, the partition count follows the cores both
    ways (``partitions_follow_cores``: :data:`TASKS_PER_CORE` a core), and a relayout runs only
-   if that count changes; a policy may also move bins (``bin_assignment``) or set
-   ``partitions``. The program re-places its cached inputs and its
-   state in job group ``relayout-<i>``, timed and measured apart from the supersteps -- except
+   if that count changes (on a scale-out, optionally built in the background while the next
+   supersteps run on the old layout, :data:`PREPARE_AHEAD`, measured no faster); a policy may
+   also move bins (``bin_assignment``) or set ``partitions``. The program re-places
+   its cached inputs and its state in job group ``relayout-<i>``, timed and measured apart from the supersteps -- except
    a release to one executor, whose inputs stay views of their cached blocks and whose state
    is read from the release's copy by the next superstep (:meth:`Reconfigurer._relayout`);
 3. **logic** -- the program switches its step function (``step_variant``).
@@ -28,6 +29,7 @@ the new layout (what the failed relayout was making).
 """
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import replace
 from typing import Any, Sequence
@@ -40,6 +42,8 @@ from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.records import Actuated, SuperstepRecord
 
+log = logging.getLogger(__name__)
+
 #: Tasks of a stage per core. Not Spark's 2-3 (its tuning guide's, for load balance of long
 #: tasks): a superstep's tasks are short and each pays a fixed launch, deserialization and a
 #: shuffle block per reducer, so a stage's count is what a superstep costs where the work is
@@ -47,6 +51,19 @@ from iterflow.loop.records import Actuated, SuperstepRecord
 #: task a core against the 8 partitions a 4-core cluster used to start every job with: the job
 #: 0.42x / 0.61x (WCC), 0.53x / 0.65x (PageRank), 0.79x / 0.59x (k-means) at 1 / 4 executors.
 TASKS_PER_CORE = 1
+
+#: Whether a scale-out's relayout (the partition count following the new cores) builds the
+#: program's cached inputs in the background while the next supersteps run on the old layout,
+#: adopted at the first barrier after it is done, instead of at the barrier where the executors
+#: were seen. Off: it moves the stall, it does not save it. Measured (stop 63,
+#: ``experiments/scaleout_relayout.py``, 1 -> 4 executors at barrier 2, 4 reps, emulated
+#: cluster): the scale-out's barrier stall 0.95 s against 5.9 s (PageRank R-MAT 18, 1M edges),
+#: 0.03 s against 5.2 s (k-means, 500k points), but the supersteps beside it ran ~2x slower --
+#: the first executor serves its blocks to the move and the box's two cores are all busy -- and
+#: the job took 1.09x [0.84-1.15] / 1.02x [0.86-1.11] as long. Starting on the partitions of
+#: the size it scales to (no relayout at all) measured 1.13x / 1.07x: the new executors read
+#: their blocks from the first one every superstep.
+PREPARE_AHEAD = False
 
 
 def partitions_for(cores: int) -> int:
@@ -83,6 +100,8 @@ class Reconfigurer:
         # (executors asked for instead, deadline): a scale-out withdrawn while its executors were
         # registering; until its deadline, late arrivals beyond the new request are removed
         self.withdrawn: tuple[int, float] | None = None
+        # (partitions, job group, Background): a scale-out's inputs building beside the supersteps
+        self.ahead: tuple[int, str, Any] | None = None
 
     def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
               history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
@@ -122,6 +141,14 @@ class Reconfigurer:
                 wanted, current = asked, asked + extra
                 act = replace(act, actuation_note=f"removing {extra} executor{'s' if extra > 1 else ''} that "
                                                   f"registered after their scale-out was withdrawn")
+        if self.ahead is not None:  # a scale-out's relayout building in the background
+            if (wanted is not None and wanted != current) or partitions is not None or assignment is not None:
+                self.close()  # the plan changed: what it built is not what the next layout needs
+            elif self.ahead[2].done():
+                ahead, self.ahead = self.ahead, None
+                state, act = self._relayout(state, i, ahead[0], None, act, ahead=ahead)
+            else:
+                act = replace(act, relayout_pending=self.ahead[0])
         secured = False  # the state is a copy in files: a release's
         if wanted is not None and (wanted != current or withdraw) and self.actuator is not None:
             t0 = time.perf_counter()  # the barrier's stall: securing the state, then the actuator's
@@ -152,6 +179,10 @@ class Reconfigurer:
                 partitions = count if count != self.partitions else None
         if assignment is not None:
             partitions = assignment.n_partitions
+        if (partitions is not None and PREPARE_AHEAD and reconf.partitions is None and assignment is None
+                and not secured and partitions > self.partitions and program.can_prepare()):
+            self._prepare_ahead(partitions, i)
+            act, partitions = replace(act, relayout_pending=partitions), None
         if partitions is not None:
             state, act = self._relayout(state, i, partitions, assignment, act, secured)
         if reconf.step_variant is not None and reconf.step_variant != program.variant:
@@ -161,6 +192,22 @@ class Reconfigurer:
             engine.release(state, keep=new)
             state = new
         return state, act
+
+    def _prepare_ahead(self, partitions: int, i: int) -> None:
+        """Start building the inputs at ``partitions`` beside the next supersteps, which run on
+        the old layout meanwhile; the first barrier after it is done adopts it (:meth:`_apply`)."""
+        group = f"relayout-{i}"
+        job = self.engine.background(group, f"re-distribute cached inputs over {partitions} partitions ahead",
+                                     lambda: self.program.prepare(partitions))
+        self.ahead = (partitions, group, job)
+
+    def close(self) -> None:
+        """Cancel a relayout building in the background (the plan changed, the run ended) and
+        free what it built."""
+        if self.ahead is not None:
+            built, self.ahead = self.ahead[2].cancel(), None
+            if built:
+                self.program.discard_prepared(built)
 
     def _register_timeout(self) -> float:
         return float(getattr(self.actuator, "register_timeout", 60.0))
@@ -188,7 +235,7 @@ class Reconfigurer:
         return replace(act, executors_requested=asked, executors_pending=asked - active), partitions
 
     def _relayout(self, state: State, i: int, partitions: int, assignment: Any,
-                  act: Actuated, secured: bool = False) -> tuple[State, Actuated]:
+                  act: Actuated, secured: bool = False, ahead: Any = None) -> tuple[State, Actuated]:
         """Re-place the program's inputs and state at ``partitions``. A release to one executor
         dividing the count (``secured``: the state is the copy in files the release made;
         decommissioned executors hand their cached blocks over) is not materialized here: the
@@ -197,26 +244,41 @@ class Reconfigurer:
         barrier checkpoints. Measured side by side (``experiments/lazy_release.py``, 2 reps): the
         release's barrier PageRank 3 -> 1 0.58 s against 5.37 s, WCC 3 -> 1 1.23 s against
         4.82 s; with the first superstep's excess 1.80 s against 5.63 s, 3.54 s against 4.86 s;
-        executor-seconds 0.77x / 0.90x."""
+        executor-seconds 0.77x / 0.90x.
+
+        ``ahead``: the inputs were built in the background (:meth:`_prepare_ahead`: partitions,
+        job group and the finished :class:`~iterflow.loop.background.Background`): adopted here, and only the state is
+        re-placed at the barrier; where building them failed, they are built here instead."""
         program, engine = self.program, self.engine
         lazy = (secured and programs.LAZY_NARROW and assignment is None and act.executors_active == 1
                 and 1 <= partitions < self.partitions and self.partitions % partitions == 0
                 and getattr(self.actuator, "decommissions", False) is True)
+        prepared = None
+        if ahead is not None:
+            group = ahead[1]
+            try:
+                prepared = ahead[2].result()
+            except Exception as exc:  # noqa: BLE001 - built at the barrier instead (a loss recomputes there)
+                log.warning("relayout built ahead failed (%s); re-laying out at the barrier",
+                            str(exc).splitlines()[0][:200])
+        else:
+            group = f"relayout-{i}"
         t0 = time.perf_counter()
-        group = f"relayout-{i}"
         engine.job_group(group, "re-distribute cached inputs and state")
         before = program.layout.assignment if program.layout is not None else None
         self.partitions = partitions
         engine.set_partitions(partitions)
         with program.narrow_views(lazy):
-            moved = program.relayout(partitions, state, assignment)
+            moved = (program.adopt(partitions, prepared, state) if prepared is not None
+                     else program.relayout(partitions, state, assignment))
         if lazy or (secured and assignment is None and programs.DEFER_RELEASED_STATE):
             new = moved  # the copy stays the recovery's anchor, freed with it
         else:
             new, _ = engine.barrier(moved)
             engine.release(state, keep=new)
         wall = time.perf_counter() - t0
-        act = replace(act, partitions_after=partitions, relayout_seconds=wall)
+        act = replace(act, partitions_after=partitions, relayout_seconds=wall,
+                      relayout_ahead_seconds=ahead[2].seconds if prepared is not None else None)
         if before is not None and program.layout is not None:
             after, load = program.layout.assignment, program.bin_load(new)
             act = replace(act, bins_moved_fraction=moved_fraction(before, after))

@@ -138,6 +138,17 @@ class Actuated:
     #: executors of a non-waiting scale-out first seen registered at this barrier: the next
     #: superstep is the first they run tasks in (fresh JVMs), so it is cold too
     executors_arrived: int | None = None
+    #: partitions a scale-out's relayout is being built for in the background: the next
+    #: superstep runs on the old layout beside it (:mod:`iterflow.loop.background`); None: none
+    relayout_pending: int | None = None
+    #: wall seconds of the background relayout adopted at this barrier (beside supersteps; the
+    #: barrier's own part is ``relayout_seconds``): the next superstep is the first on its layout
+    relayout_ahead_seconds: float | None = None
+
+    @property
+    def laying_out(self) -> bool:
+        """A background relayout runs beside the next superstep, or was adopted at this barrier."""
+        return bool(self.relayout_pending) or self.relayout_ahead_seconds is not None
 
     @property
     def pause_seconds(self) -> float | None:
@@ -277,12 +288,14 @@ def table(history: Iterable[SuperstepRecord]) -> pd.DataFrame:
 
 def is_cold(record: SuperstepRecord, previous: SuperstepRecord | None) -> bool:
     """The first superstep at a new executor count (fresh JVMs, cached blocks read remotely),
-    and the first after executors that joined during a superstep were seen registered (the
-    first in which they run tasks)."""
+    the first after executors that joined during a superstep were seen registered (the first
+    in which they run tasks), those that ran beside a background relayout (on the old layout)
+    and the first on the layout it built."""
     if previous is None:
         return False
-    arrived = previous.actuated is not None and bool(previous.actuated.executors_arrived)
-    return previous.executors != record.executors or arrived
+    a = previous.actuated
+    moving = a is not None and (bool(a.executors_arrived) or a.laying_out)
+    return previous.executors != record.executors or moving
 
 
 def feeds_model(record: SuperstepRecord, previous: SuperstepRecord | None, age: int | None = None,

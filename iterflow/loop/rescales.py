@@ -61,7 +61,7 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
     for k, r in enumerate(history):
         act = r.actuated
         pause = act.pause_seconds if act is not None else None
-        if pause is None or act.executors_arrived:  # an arrival is its scale-out's account
+        if pause is None or act.executors_arrived or act.laying_out:  # its scale-out's account
             continue
         if k > 0 and _repeats(history[k - 1], r):  # the same scale-out asked again: not a new one
             continue
@@ -81,8 +81,10 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
             if a is None and nxt is history[-1]:  # the barrier deciding now: its executors may still come
                 break
             rescaled = nxt.decided is not None and nxt.decided.decision in ("up", "down") and not _repeats(prev, nxt)
-            # still coming, or just arrived (their first superstep is the next): the account is open
-            coming = a is not None and bool(a.executors_pending or a.executors_arrived) and not rescaled
+            # still coming, just arrived (their first superstep is the next), or their layout is
+            # being built or was just adopted: the account is open
+            coming = (a is not None and not rescaled
+                      and (bool(a.executors_pending or a.executors_arrived) or a.laying_out))
             if not coming:
                 if released and not rescaled:  # the release's transient goes on
                     pause += sum(x.predicted.cold_seconds for x in cold_run(history, j))
