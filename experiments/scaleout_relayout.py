@@ -13,7 +13,10 @@ alternating order each repetition (:data:`iterflow.loop.reconfigure.PREPARE_AHEA
   the executors;
 * ``laid-out``: the run starts at 1 executor on the 4 partitions of the size it scales to, so
   the scale-out re-lays out nothing: the new executors' tasks read their cached blocks from
-  the first executor.
+  the first executor;
+* ``uncompressed``: as ``barrier``, every cache the run builds in Spark's columnar format
+  without compression (``spark.sql.inMemoryColumnarStorage.compressed=false``): the relayout's
+  re-cache on the new executors' cold JVMs was most of its time (``--breakdown``).
 
 Per run: the job's seconds (the driver's run, superstep 1 to the last barrier), the barrier
 stalls of the scale-out (request, arrival, adoption: ``pause_seconds``), the background
@@ -38,6 +41,8 @@ from iterflow.loop.reconfig import Reconfiguration
 from iterflow.policies import PolicyBase
 
 NAME = "scaleout_relayout"
+MODES = ("ahead", "barrier", "laid-out", "uncompressed")
+COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
 SUPERSTEPS = 14
 AT, TO = 2, 4  # barrier, executors
 
@@ -55,13 +60,31 @@ class ScaleOut(PolicyBase):
 
 def extra(ap) -> None:
     ap.add_argument("--jobs", default="pagerank,kmeans", help="comma-separated: pagerank, kmeans")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    ap.add_argument("--tag", default="", help="results go to scaleout_relayout_TAG*")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="print every job and stage of the relayouts' job groups from Spark's event log")
 
 
-MODES = ("ahead", "barrier", "laid-out")
+def breakdown(spark: Any, args: Any) -> None:
+    """Each relayout job group's jobs and stages (wall, tasks, summed task ms) from the event log."""
+    from relayout_jobs import groups
+
+    from iterflow.observe.eventlog import find_log
+
+    jobs, stages, tasks = groups(find_log(args.eventlog, spark.sparkContext.applicationId))
+    for j, d in sorted(jobs.items()):
+        if (d["group"] or "").startswith("relayout"):
+            print(f"job {j} {d['group']} {d.get('end', 0) - d['start']} ms")
+            for sid in d["stages"]:
+                if sid in stages:
+                    name, n, wall = stages[sid]
+                    print(f"    stage {sid} {name} tasks={n} wall={wall}ms tasksum={tasks[sid]:.0f}ms")
 
 
 def one_run(spark: Any, make: Any, args: Any, job: str, mode: str, rep: int) -> tuple[pd.DataFrame, float]:
     reconfigure.PREPARE_AHEAD = mode == "ahead"
+    spark.conf.set(COMPRESSED, str(mode != "uncompressed").lower())
     driver = IterationDriver(spark, ScaleOut(), partitions=TO if mode == "laid-out" else None, start_executors=1)
     first_job = driver.stats.first_job
     program = make()
@@ -96,7 +119,9 @@ def account(t: pd.DataFrame) -> dict[str, Any]:
 
 def main() -> int:
     args = parse_args(__doc__, NAME, extra, quick_reps=2, partitions=None)
-    args.jobs = args.jobs.split(",")
+    args.jobs, modes = args.jobs.split(","), tuple(args.modes.split(","))
+    if not set(modes) <= set(MODES) or not modes:
+        raise SystemExit(f"--modes: {args.modes!r} is not a comma-separated list of {', '.join(MODES)}")
     tables, rows = [], []
     with cluster(args) as (_, spark, note):
         jobs = load_jobs(spark, args, SUPERSTEPS)
@@ -104,26 +129,30 @@ def main() -> int:
             warm_up(spark, make(3), args)
         for rep in range(args.reps):
             for job, make in jobs.items():
-                for mode in MODES[rep % 3:] + MODES[:rep % 3]:
+                for mode in modes[rep % len(modes):] + modes[:rep % len(modes)]:
                     t, took = one_run(spark, make, args, job, mode, rep)
                     tables.append(t)
                     rows.append({"job": job, "mode": mode, "rep": rep, "job_seconds": took, **account(t)})
+        if args.breakdown:
+            time.sleep(2)  # the event log flushed
+            breakdown(spark, args)
     reconfigure.PREPARE_AHEAD = False
     r = pd.DataFrame(rows)
     summary = []
     for job in args.jobs:
-        for mode in MODES:
+        for mode in modes:
             sel = r[(r["job"] == job) & (r["mode"] == mode)]
             for col in ("job_seconds", "stall_seconds", "relayout_ahead_seconds", "new_layout_from",
                         "old_layout_supersteps_seconds", "after_seconds"):
                 summary.append(stat_row(NAME, job, mode, col, sel[col]))
         by = r[r["job"] == job].pivot(index="rep", columns="mode", values="job_seconds")
-        for mode in ("ahead", "laid-out"):
+        for mode in (m for m in MODES if m != "barrier" and m in modes and "barrier" in modes):
             summary.append(stat_row(NAME, job, f"{mode}/barrier", "ratio job s", by[mode] / by["barrier"], "paired by rep"))
-    save(NAME, r, summary, tables)
+    stem = f"{NAME}_{args.tag}" if args.tag else NAME
+    save(stem, r, summary, tables)
     title = (f"{NAME}: {args.workers} workers at cpu share {args.cpu_share} ({note}); 1 -> {TO} executors at "
              f"barrier {AT}, {SUPERSTEPS} supersteps; {args.reps} reps; median [min-max]")
-    write_report(NAME, title, summary, r)
+    write_report(stem, title, summary, r)
     return 0 if all(t["eventlog_ok"].all() for t in tables) else 1
 
 
