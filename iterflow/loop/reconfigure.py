@@ -17,10 +17,11 @@ Trisk's three dimensions, in this order:
    ways (``partitions_follow_cores``: :data:`TASKS_PER_CORE` a core), and a relayout runs only
    if that count changes (on a scale-out, optionally built in the background while the next
    supersteps run on the old layout, :data:`PREPARE_AHEAD`, measured no faster); a policy may
-   also move bins (``bin_assignment``) or set ``partitions``. The program re-places
-   its cached inputs and its state in job group ``relayout-<i>``, timed and measured apart from the supersteps -- except
-   a release to one executor, whose inputs stay views of their cached blocks and whose state
-   is read from the release's copy by the next superstep (:meth:`Reconfigurer._relayout`);
+   also move bins (``bin_assignment``) or set ``partitions``. The program re-places its
+   cached inputs and its state in job group ``relayout-<i>``, timed and measured apart from
+   the supersteps -- except a release to one executor, whose inputs stay views of their cached
+   blocks and whose state is read from the release's copy by the next superstep
+   (:meth:`Reconfigurer._relayout`);
 3. **logic** -- the program switches its step function (``step_variant``).
 
 What it achieved becomes the record's :class:`~iterflow.loop.records.Actuated` part. If
@@ -32,9 +33,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from iterflow.actuate.partitioning import moved_fraction, moved_load
+from iterflow.loop.background import Background
 from iterflow.faults.recovery import Recovery
 from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop import program as programs
@@ -85,6 +87,14 @@ def cut_as_cores(history: Sequence[SuperstepRecord]) -> list[SuperstepRecord]:
     return [r for run in runs if all(x.ran.partitions == partitions_for(x.ran.cores) for x in run) for r in run]
 
 
+class Ahead(NamedTuple):
+    """A scale-out's relayout building in the background (:data:`PREPARE_AHEAD`)."""
+
+    partitions: int
+    group: str  # its job group, the adopting barrier's too
+    job: Background
+
+
 class Reconfigurer:
     """Applies reconfigurations to one run of ``program``; keeps its partition count."""
 
@@ -100,8 +110,7 @@ class Reconfigurer:
         # (executors asked for instead, deadline): a scale-out withdrawn while its executors were
         # registering; until its deadline, late arrivals beyond the new request are removed
         self.withdrawn: tuple[int, float] | None = None
-        # (partitions, job group, Background): a scale-out's inputs building beside the supersteps
-        self.ahead: tuple[int, str, Any] | None = None
+        self.ahead: Ahead | None = None  # a scale-out's inputs building beside the supersteps
 
     def apply(self, reconf: Reconfiguration, state: State, record: SuperstepRecord,
               history: Sequence[SuperstepRecord]) -> tuple[State, SuperstepRecord]:
@@ -144,11 +153,11 @@ class Reconfigurer:
         if self.ahead is not None:  # a scale-out's relayout building in the background
             if (wanted is not None and wanted != current) or partitions is not None or assignment is not None:
                 self.close()  # the plan changed: what it built is not what the next layout needs
-            elif self.ahead[2].done():
+            elif self.ahead.job.done():
                 ahead, self.ahead = self.ahead, None
-                state, act = self._relayout(state, i, ahead[0], None, act, ahead=ahead)
+                state, act = self._relayout(state, i, ahead.partitions, None, act, ahead=ahead)
             else:
-                act = replace(act, relayout_pending=self.ahead[0])
+                act = replace(act, relayout_pending=self.ahead.partitions)
         secured = False  # the state is a copy in files: a release's
         if wanted is not None and (wanted != current or withdraw) and self.actuator is not None:
             t0 = time.perf_counter()  # the barrier's stall: securing the state, then the actuator's
@@ -199,13 +208,13 @@ class Reconfigurer:
         group = f"relayout-{i}"
         job = self.engine.background(group, f"re-distribute cached inputs over {partitions} partitions ahead",
                                      lambda: self.program.prepare(partitions))
-        self.ahead = (partitions, group, job)
+        self.ahead = Ahead(partitions, group, job)
 
     def close(self) -> None:
         """Cancel a relayout building in the background (the plan changed, the run ended) and
         free what it built."""
         if self.ahead is not None:
-            built, self.ahead = self.ahead[2].cancel(), None
+            built, self.ahead = self.ahead.job.cancel(), None
             if built:
                 self.program.discard_prepared(built)
 
@@ -235,7 +244,7 @@ class Reconfigurer:
         return replace(act, executors_requested=asked, executors_pending=asked - active), partitions
 
     def _relayout(self, state: State, i: int, partitions: int, assignment: Any,
-                  act: Actuated, secured: bool = False, ahead: Any = None) -> tuple[State, Actuated]:
+                  act: Actuated, secured: bool = False, ahead: Ahead | None = None) -> tuple[State, Actuated]:
         """Re-place the program's inputs and state at ``partitions``. A release to one executor
         dividing the count (``secured``: the state is the copy in files the release made;
         decommissioned executors hand their cached blocks over) is not materialized here: the
@@ -246,18 +255,18 @@ class Reconfigurer:
         4.82 s; with the first superstep's excess 1.80 s against 5.63 s, 3.54 s against 4.86 s;
         executor-seconds 0.77x / 0.90x.
 
-        ``ahead``: the inputs were built in the background (:meth:`_prepare_ahead`: partitions,
-        job group and the finished :class:`~iterflow.loop.background.Background`): adopted here, and only the state is
-        re-placed at the barrier; where building them failed, they are built here instead."""
+        ``ahead``: the inputs were built in the background (:meth:`_prepare_ahead`, its job done):
+        adopted here, and only the state is re-placed at the barrier; where building them
+        failed, they are built here instead."""
         program, engine = self.program, self.engine
         lazy = (secured and programs.LAZY_NARROW and assignment is None and act.executors_active == 1
                 and 1 <= partitions < self.partitions and self.partitions % partitions == 0
                 and getattr(self.actuator, "decommissions", False) is True)
         prepared = None
         if ahead is not None:
-            group = ahead[1]
+            group = ahead.group
             try:
-                prepared = ahead[2].result()
+                prepared = ahead.job.result()
             except Exception as exc:  # noqa: BLE001 - built at the barrier instead (a loss recomputes there)
                 log.warning("relayout built ahead failed (%s); re-laying out at the barrier",
                             str(exc).splitlines()[0][:200])
@@ -278,7 +287,7 @@ class Reconfigurer:
             engine.release(state, keep=new)
         wall = time.perf_counter() - t0
         act = replace(act, partitions_after=partitions, relayout_seconds=wall,
-                      relayout_ahead_seconds=ahead[2].seconds if prepared is not None else None)
+                      relayout_ahead_seconds=ahead.job.seconds if prepared is not None else None)
         if before is not None and program.layout is not None:
             after, load = program.layout.assignment, program.bin_load(new)
             act = replace(act, bins_moved_fraction=moved_fraction(before, after))
