@@ -122,11 +122,10 @@ def earliest_from_start(target: pd.DataFrame, static1: pd.DataFrame, static4: pd
 def _from_one(target: pd.DataFrame, static1: pd.DataFrame, static4: pd.DataFrame, started: bool) -> float:
     """:func:`earliest_from_start`'s schedule from 1 (:func:`_parts` summed); ``started=False``:
     without the executors' start and first-superstep excess (the bound to stop 62)."""
-    parts = _parts(target, static1, static4)
     if not started:
-        parts = {k: v for k, v in parts.items() if k in ("superstep 1", "relayout")}
-        parts["static-4 later"] = job_seconds(static4[static4["superstep"] > 1])
-    return sum(parts.values())
+        return (job_seconds(target[target["superstep"] == 1]) + relayout_seconds(target)
+                + job_seconds(static4[static4["superstep"] > 1]))
+    return sum(_parts(target, static1, static4).values())
 
 
 def _parts(target: pd.DataFrame, static1: pd.DataFrame, static4: pd.DataFrame) -> dict[str, float]:

@@ -127,12 +127,9 @@ class IterativeProgram(ABC):
     def adopt(self, partitions: int, prepared: dict[str, DataFrame], state: State) -> State:
         """Use ``prepared`` (:meth:`prepare` at ``partitions``) from now on, free what it
         replaces, and return the state re-placed to match (:meth:`place_state`, lazily)."""
-        views = self.__dict__.get("_views", {})
         for name, new in prepared.items():
-            old = getattr(self, name)
+            self._replaced(getattr(self, name), new)
             setattr(self, name, new)
-            if id(new) not in views:  # a view reads the old blocks: freed with it
-                self.free(old)
         self.partitions = partitions
         return self.place_state(state)
 
@@ -204,9 +201,12 @@ class IterativeProgram(ABC):
         (stop 49, Spark's event log). Only where one executor is left: a view at 2 reads the
         blocks wherever decommissioning moved them, remote every superstep (WCC 4 -> 2: its
         supersteps after 0.78 s against 0.53 s rebuilt, ``experiments/results/lazy_release.txt``)."""
-        new = self._placed(df, partitions, keys, sort)
+        return self._replaced(df, self._placed(df, partitions, keys, sort))
+
+    def _replaced(self, old: DataFrame, new: DataFrame) -> DataFrame:
+        """``new``, with ``old`` freed -- unless ``new`` is a view of it (freed with the view)."""
         if id(new) not in self.__dict__.get("_views", {}):
-            self.free(df)
+            self.free(old)
         return new
 
     def _placed(self, df: DataFrame, partitions: int, keys: tuple[str, ...], sort: bool) -> DataFrame:
