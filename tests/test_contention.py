@@ -3,6 +3,7 @@ applied to replay (pure logic, no Spark)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -267,10 +268,19 @@ def test_per_size_terms_matched_to_the_calibration_jobs_supersteps():
         assert replayed == pytest.approx(walls[m], rel=0.02)
     a = [t[1] for t in matched.sizes]
     assert a == sorted(a) and a[2] / a[1] == pytest.approx(truth[3] / truth[2], rel=0.05)
-    assert a[0] <= a[1]  # 1 slot, planned otherwise: its terms kept, never slower per task than 2
-    # another job (its own stage works), measured at 3 executors, predicted at 2
-    other3, other2 = (shaped_job(m, [0.05, 0.01, 1.2, 0.9], truth, outside=0.3) for m in (3, 2))
+    # 1 slot, planned with a stage fewer: matched to its wall too, a task there faster than at 2
+    assert float(np.median([p.replay(1.0, contention=matched, follow=0.01) for p in base])) == \
+        pytest.approx(walls[1.0], rel=0.02)
+    assert a[0] < a[1]
+    # another job (its own stage works), measured at 3 executors, predicted at 2; measured at 1
+    # executor, predicted at 2 -- where 1 slot kept its quantile term capped at the base's, read
+    # 2 executors as fast as halving the one task (stop 63: 16-20 % too fast)
+    other3, other2, other1 = (shaped_job(m, [0.05, 0.01, 1.2, 0.9], truth, outside=0.3) for m in (3, 2, 1))
+    capped = replace(misread, sizes=((1.0, 0.75, 0.0), *misread.sizes[1:]))
     for c, close in ((matched, True), (misread, False)):
         predicted = other3.replay(2.0, contention=c, follow=0.01)
+        assert (abs(predicted / other2.seconds - 1) < 0.08) is close
+    for c, close in ((matched, True), (capped, False)):
+        predicted = other1.replay(2.0, contention=c, follow=0.01)
         assert (abs(predicted / other2.seconds - 1) < 0.08) is close
     assert match_walls(misread, cal, {1.0: walls[1.0]}) is misread  # one size measured: nothing to match

@@ -246,9 +246,10 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
     at its base size on another size's slots gives the median superstep measured there
     (``walls``), as the model will replay a job. The base: the smallest size whose supersteps
     have as many stages as the largest size's (at 1 partition Spark plans PageRank's superstep
-    in a stage fewer: what a superstep costs across executors is not in it). Sizes below the
-    base keep their fitted terms relative to it, never above it; sizes above never below the
-    size before (sharing never makes a task faster at more slots); ``b`` as fitted.
+    in a stage fewer: its tasks cannot be paired with the base's). A size below the base is
+    matched the same way, its term never above the base's (the fewer stages it plans are in its
+    wall); one not measured keeps its fitted term, capped so; sizes above never below the size
+    before (sharing never makes a task faster at more slots); ``b`` as fitted.
 
     Why: the quantile pairs (:func:`quantile_pairs`) assume the tasks at two sizes are one
     population; where the partition count follows the cores and the plan changes at 1
@@ -259,7 +260,14 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
     ``target`` released 3 -> 2 into missed targets (stop 47). A cold model predicting the
     sizes a static run is not at (``experiments/cross_size_error.py --from-one``, eight
     sessions, 5376 predictions): within 20 % 49 % -> 52 %, PageRank 3 -> 2 -18 % -> -5 % at the
-    median, any size -> 4 +43-64 % -> +4-21 % (``predict_from_one_stop48.txt``)."""
+    median, any size -> 4 +43-64 % -> +4-21 % (``predict_from_one_stop48.txt``).
+
+    1 slot matched too (stop 64): kept at its quantile term capped at the base's, it read every
+    task at 1 slot no faster than at 2 -- the cold model read the larger sizes 16-20 % too fast
+    from 1 executor and 1 executor 6-12 % too slow from the others (fifteen sessions
+    stop56all-stop63all, 13680 predictions, ``cross_size_error_stop64.txt``); matched, the pairs
+    with 1 in them improved or held (PageRank 1 -> 2 bias -16 % -> -10 %, 2 -> 1 +12 % -> +6 %,
+    3 -> 1 +12 % -> +3 %; k-means 1 -> 2 -20 % -> -15 %), the others unchanged."""
     base = matching_base(profiles)
     if len(walls) < 2 or base is None:
         return found
@@ -272,22 +280,29 @@ def match_walls(found: Contention, profiles: Sequence[Any], walls: dict[float, f
     terms = {m: (a, b) for m, a, b in found.sizes}
     a_base = terms.get(base, (1.0, 0.0))[0]
     rel = {m: (a / a_base, b) for m, (a, b) in terms.items()}
-    below = sorted(m for m in rel if m < base)
-    capped = nondecreasing([min(rel[m][0], 1.0) for m in below])
-    fitted = [(m, a, rel[m][1]) for m, a in zip(below, capped)] + [(base, 1.0, rel.get(base, (1.0, 0.0))[1])]
+
+    def matched(m: float, a: float, b: float, others: list[tuple[float, float, float]]) -> float:
+        """``a`` bisected (geometrically; the replay grows with it) for the wall measured at ``m``."""
+        if m not in walls:
+            return a
+        lo, hi = 0.05, 20.0
+        for _ in range(40):
+            a = math.sqrt(lo * hi)
+            trial = replace(found, sizes=tuple(sorted([*others, (m, a, b)])))
+            replayed = float(np.median([p.replay(m, contention=trial, follow=follow) for p in at_base]))
+            lo, hi = (a, hi) if replayed < walls[m] else (lo, a)
+        return math.sqrt(lo * hi)
+
+    fitted = [(base, 1.0, rel.get(base, (1.0, 0.0))[1])]
+    below = sorted((m for m in rel if m < base), reverse=True)
+    for m in below:  # down from the base, each matched with the terms above it in place
+        a, b = rel[m]
+        fitted.insert(0, (m, min(matched(m, a, b, fitted), fitted[0][1]), b))
     for m in sorted(set(walls) | set(rel)):
         if m <= base:
             continue
         a, b = rel.get(m, (1.0, 0.0))
-        if m in walls:
-            lo, hi = 0.05, 20.0  # the replay grows with a: bisect (geometrically) for the measured wall
-            for _ in range(40):
-                a = math.sqrt(lo * hi)
-                trial = replace(found, sizes=tuple(sorted([*fitted, (m, a, b)])))
-                replayed = float(np.median([p.replay(m, contention=trial, follow=follow) for p in at_base]))
-                lo, hi = (a, hi) if replayed < walls[m] else (lo, a)
-            a = math.sqrt(lo * hi)
-        fitted.append((m, max(a, fitted[-1][1]), b))
+        fitted.append((m, max(matched(m, a, b, fitted), fitted[-1][1]), b))
     return replace(found, sizes=tuple(fitted),
                    how=found.how + f"; per size matched to the calibration job's measured supersteps from {base:g} slots")
 
