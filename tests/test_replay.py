@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction
@@ -41,6 +42,20 @@ def test_a_stage_re_cut_keeps_its_work_and_pays_each_task_its_overhead():
     assert resplit([3.0, 1.0], 4, 0.0) == pytest.approx([1.5, 1.5, 0.5, 0.5])
     assert resplit([3.0, 1.0, 1.0, 1.0], 2, 0.0) == pytest.approx([4.0, 2.0])
     assert resplit([0.5, 0.7], 2, 0.1) == [0.5, 0.7] and resplit([], 3, 0.1) == []
+
+
+def test_a_re_cut_in_plain_python_gives_numpys_floats():
+    """The re-cut runs in plain Python (a barrier re-cuts every replayed stage at each size) and
+    must give the floats of its numpy form (cumulative work read by np.interp at np.linspace's
+    edges) bit for bit: the model's predictions and the simulator's replays do not move."""
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        m, n = (int(x) for x in rng.integers(1, 30, 2))
+        d = rng.exponential(0.1, m) * (rng.random(m) < 0.9)
+        o = float(rng.uniform(0, 0.05))
+        cum = np.concatenate([[0.0], np.cumsum(np.maximum(d - o, 0.0))])
+        ref = list(np.diff(np.interp(np.linspace(0, m, n + 1), np.arange(m + 1), cum)) + o) if n != m else list(d)
+        assert resplit(list(d), n, o) == ref
 
 
 def test_where_the_partitions_follow_the_cores_more_slots_get_more_tasks():

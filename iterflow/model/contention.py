@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -82,12 +83,21 @@ class Contention:
 
     def terms(self, slots: float) -> tuple[float, float]:
         """``(a, b)`` at ``slots`` (two sizes measured or more): a task at the base size ``m0``
-        takes ``a·d + b`` there."""
-        m, a, b = (np.array(c, float) for c in zip(*self.sizes))
-        if slots >= m[-1]:  # beyond what was measured: the power law from the largest measured size
-            return a[-1] * self.factor(m[-1], slots), b[-1] + self.overhead * (slots - m[-1])
-        x = math.log(max(slots, 1e-9))
-        return (float(np.exp(np.interp(x, np.log(m), np.log(a)))), float(np.interp(x, np.log(m), b)))
+        takes ``a·d + b`` there. Kept per ``slots``: a barrier replays every profile at every
+        candidate size, two sizes' terms a stage."""
+        if slots not in self._terms:
+            m, a, b = (np.array(c, float) for c in zip(*self.sizes))
+            if slots >= m[-1]:  # beyond what was measured: the power law from the largest measured size
+                self._terms[slots] = a[-1] * self.factor(m[-1], slots), b[-1] + self.overhead * (slots - m[-1])
+            else:
+                x = math.log(max(slots, 1e-9))
+                self._terms[slots] = (float(np.exp(np.interp(x, np.log(m), np.log(a)))),
+                                      float(np.interp(x, np.log(m), b)))
+        return self._terms[slots]
+
+    @cached_property
+    def _terms(self) -> dict[float, tuple[float, float]]:
+        return {}
 
     def task(self, seconds: Any, from_slots: float, to_slots: float) -> Any:
         """Task duration(s) measured at ``from_slots`` as they would run at ``to_slots``."""

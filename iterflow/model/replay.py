@@ -66,25 +66,32 @@ class Profile:
         """Its stages' makespans at ``slots``; ``follow`` (a task's fixed seconds): with each
         stage's task count scaled to the slots, as the partition count follows the cores
         (:func:`~iterflow.model.tasks.resplit`)."""
-        key = self._key(slots, contention, follow)
-        if key not in self._in_tasks:  # a barrier asks for every candidate size x forecast sample
-            self._in_tasks[key] = self._schedule(self.stages, *key)
-        return self._in_tasks[key]
+        memo, key = self._memo(contention, slots, follow)
+        if key not in memo:  # a barrier asks for every candidate size x forecast sample
+            memo[key] = self._schedule(self.stages, key[0], self._slowed, follow)
+        return memo[key]
 
     def scaled_in_tasks(self, slots: float, ratio: float, contention: Contention | None, follow: float) -> float:
         """:meth:`in_tasks` with each task's part above its fixed cost (``follow``, at most its
         stage's shortest task) times ``ratio``: linear between the stages with no work (``ratio``
         0) and as measured (:meth:`in_tasks`), each computed once per size."""
-        key = self._key(slots, contention, follow)
-        if key not in self._fixed:
-            self._fixed[key] = self._schedule(tuple(tuple(min(follow, min(s, default=0.0)) for _ in s)
-                                                    for s in self.stages), *key)
-        fixed = self._fixed[key]
+        memo, key = self._memo(contention, slots, follow)
+        fixed_key = (*key, "fixed")
+        if fixed_key not in memo:
+            memo[fixed_key] = self._schedule(tuple(tuple(min(follow, min(s, default=0.0)) for _ in s)
+                                                   for s in self.stages), key[0], self._slowed, follow)
+        fixed = memo[fixed_key]
         return max(fixed + ratio * (self.in_tasks(slots, contention, follow) - fixed), 0.0)
 
-    @staticmethod
-    def _key(slots: float, contention: Contention | None, follow: float | None) -> tuple[int, Contention | None, float | None]:
-        return int(round(slots)), (contention if contention is not None and not contention.none else None), follow
+    def _memo(self, contention: Contention | None, slots: float, follow: float | None) -> tuple[dict[Any, float], tuple[int, float | None]]:
+        """The schedules computed under ``contention`` (forgotten when another is asked for: a
+        model replays under one at a time), and the key of ``slots`` and ``follow`` in them. Why
+        not the contention in the key: hashing it (its per-size terms) at each of a barrier's
+        ~10^4 look-ups cost more than the look-up."""
+        if contention is not self.__dict__.get("_slowed_by", self):
+            slowed = contention if contention is not None and not contention.none else None
+            self.__dict__.update(_slowed_by=contention, _slowed=slowed, _schedules={})
+        return self.__dict__["_schedules"], (int(round(slots)), follow)
 
     def _schedule(self, stages: tuple[tuple[float, ...], ...], n: int, c: Contention | None,
                   follow: float | None) -> float:
@@ -93,14 +100,6 @@ class Profile:
         if follow is not None and n != int(round(self.slots)):
             stages = recut(stages, self.slots, n, follow)
         return sum(makespan(c.task(s, self.slots, n) if c else s, n) for s in stages)
-
-    @cached_property
-    def _in_tasks(self) -> dict[tuple[int, Contention | None, float | None], float]:
-        return {}
-
-    @cached_property
-    def _fixed(self) -> dict[tuple[int, Contention | None, float | None], float]:
-        return {}
 
     @cached_property
     def outside(self) -> float:
@@ -210,6 +209,8 @@ class ReplayModel:
         self._ratios: dict[float, float] | None = None  # derived from the two above; reset by observe
         self._cost: WorkCost | None | bool = False  # False: not fitted since the last observation
         self._overhead: float | None = None  # :meth:`task_overhead`, reset by observe
+        # :meth:`_replayed`'s results and what they were replayed under; reset by observe
+        self._replays: tuple[Any, bool, dict[tuple[float, float], float]] = (None, False, {})
 
     @property
     def fitted(self) -> bool:
@@ -224,6 +225,7 @@ class ReplayModel:
             drop = set(same[:max(0, len(same) + 1 - self.remember)])
             self.profiles = [p for k, p in enumerate(self.profiles) if k not in drop] + [prof]
             self._cost, self._where, self._near, self._overhead = False, None, {}, None
+            self._replays = (None, False, {})
         self._ratios = None
         return self
 
@@ -287,10 +289,18 @@ class ReplayModel:
         return self._cost
 
     def _replayed(self, slots: float, work: float) -> float:
-        """Relative median over the profiles nearest in work and size (a straggler cannot drag it)."""
-        follow = self.task_overhead if self.tasks_follow_slots else None
-        return relative_median(np.array([p.replay(slots, work, self.contention, self.cost, follow)
-                                         for p in self.nearest(work, slots)]))
+        """Relative median over the profiles nearest in work and size (a straggler cannot drag it);
+        kept until the next observation (a barrier's rules ask for the same sizes and samples
+        two or three times)."""
+        stamp = (self.contention, self.tasks_follow_slots)
+        if self._replays[0] is not stamp[0] or self._replays[1] != stamp[1]:
+            self._replays = (*stamp, {})
+        memo = self._replays[2]
+        if (slots, work) not in memo:
+            follow = self.task_overhead if self.tasks_follow_slots else None
+            memo[(slots, work)] = relative_median(np.array([p.replay(slots, work, self.contention, self.cost, follow)
+                                                            for p in self.nearest(work, slots)]))
+        return memo[(slots, work)]
 
     @property
     def task_overhead(self) -> float:

@@ -21,75 +21,106 @@ one release to 1 was faster, and ``efficiency`` priced only the first of the rel
 """
 from __future__ import annotations
 
-import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 Plan = tuple[np.ndarray, float, float]  # executor index per sample, its time, its cost
 
 
-def _family(S: np.ndarray, E: np.ndarray, weights: np.ndarray) -> Callable[[float], Plan]:
+class Family:
+    """The plans of one family: ``at(λ)`` one multiplier's, ``many(λs)`` several multipliers'
+    in one pass over the samples (what :func:`_bisect` evaluates a round of at once: a Python
+    loop of numpy steps costs per step, not per multiplier)."""
+
+    def __init__(self, many: Callable[[np.ndarray], list[Plan]]) -> None:
+        self.many = many
+
+    def __call__(self, lam: float) -> Plan:
+        return self.many(np.array([lam], float))[0]
+
+
+def _family(S: np.ndarray, E: np.ndarray, weights: np.ndarray) -> Family:
     """The plan at multiplier ``λ`` over ``S`` (predicted seconds, candidates ``E`` x samples,
     each sample standing for ``weights`` supersteps)."""
     cols = np.arange(S.shape[1])
 
-    def at(lam: float) -> Plan:
-        k = np.argmin(S * (1 + lam * E[:, None]), axis=0)
-        t = S[k, cols]
-        return k, float(t @ weights), float((E[k] * t) @ weights)
-    return at
+    def many(lams: np.ndarray) -> list[Plan]:
+        K = np.argmin(S[None] * (1 + lams[:, None, None] * E[None, :, None]), axis=1)  # (λs, samples)
+        out = []
+        for k in K:
+            t = S[k, cols]
+            out.append((k, float(t @ weights), float((E[k] * t) @ weights)))
+        return out
+    return Family(many)
 
 
 def _priced_family(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np.ndarray,
-                   start: int | None) -> Callable[[float], Plan]:
+                   start: int | None) -> Family:
     """As :func:`_family`, each change of size priced by ``prices[p, r]`` (seconds, held at
     ``E[r]``), the first sample entered from row ``start`` (free where ``None``): at each ``λ``
     the plan minimising ``Σ (t + price)·(1 + λ·e)``, by dynamic programming over the samples."""
     n, m = S.shape
     step = S * weights[None, :]  # (sizes, samples): a sample's seconds at each size
 
-    def at(lam: float) -> Plan:
-        scale = 1 + lam * E  # (sizes,)
-        move = prices * scale[None, :]  # (prev, next)
-        if start is None:
-            best = step[:, 0] * scale
-        else:
-            best = move[start] + step[:, 0] * scale
-        back = np.zeros((m, n), dtype=np.int64)
+    def many(lams: np.ndarray) -> list[Plan]:
+        L = lams.size
+        scale = 1 + lams[:, None] * E[None, :]  # (λs, sizes)
+        move = prices[None, :, :] * scale[:, None, :]  # (λs, prev, next)
+        best = step[None, :, 0] * scale if start is None else move[:, start] + step[None, :, 0] * scale
+        back = np.zeros((m, L, n), dtype=np.int64)
         for j in range(1, m):
-            through = best[:, None] + move  # (prev, next)
-            back[j] = np.argmin(through, axis=0)
-            best = through[back[j], np.arange(n)] + step[:, j] * scale
-        k = np.zeros(m, dtype=np.int64)
-        k[-1] = int(np.argmin(best))
+            through = best[:, :, None] + move  # (λs, prev, next)
+            back[j] = np.argmin(through, axis=1)
+            best = through.min(axis=1) + step[None, :, j] * scale  # the value at back[j]
+        K = np.zeros((L, m), dtype=np.int64)
+        K[:, -1] = np.argmin(best, axis=1)
+        rows = np.arange(L)
         for j in range(m - 1, 0, -1):
-            k[j - 1] = back[j, k[j]]
-        return (k,) + _priced_totals(k, step, E, prices, start)
-    return at
+            K[:, j - 1] = back[j, rows, K[:, j]]
+        T, C = _priced_totals(K, step, E, prices, start)
+        return [(k, float(t), float(c)) for k, t, c in zip(K, T, C)]
+    return Family(many)
 
 
 def _priced_totals(k: np.ndarray, step: np.ndarray, E: np.ndarray, prices: np.ndarray,
-                   start: int | None) -> tuple[float, float]:
-    """Time and executor-seconds of plan ``k``, its rescales' prices included."""
-    t = step[k, np.arange(k.size)].copy()
-    prev = np.concatenate([[k[0] if start is None else start], k[:-1]])
-    t += prices[prev, k]
-    return float(t.sum()), float((E[k] * t).sum())
+                   start: int | None) -> tuple[Any, Any]:
+    """Time and executor-seconds of plan ``k`` (or of each row of ``k``), its rescales' prices
+    included."""
+    t = step[k, np.arange(k.shape[-1])]
+    first = k[..., :1] if start is None else np.full(k.shape[:-1] + (1,), start)
+    t = t + prices[np.concatenate([first, k[..., :-1]], axis=-1), k]
+    return t.sum(axis=-1), (E[k] * t).sum(axis=-1)
 
 
-def _bisect(at: Callable[[float], Plan], ok: Callable[[Plan], bool], lo_ok: bool) -> Plan:
+#: multipliers a round of :func:`_bisect` tries at once
+ROUND = 15
+
+
+def _bisect(at: Family, ok: Callable[[Plan], bool], lo_ok: bool) -> Plan:
     """The plan at the ``λ`` where ``ok`` changes: cost falls and time grows with ``λ``, so
-    ``ok`` holds on one side -- below it (``lo_ok``: a time allowance) or above (a budget)."""
+    ``ok`` holds on one side -- below it (``lo_ok``: a time allowance) or above (a budget).
+    Searched in rounds of :data:`ROUND` multipliers spread geometrically over the bracket (from
+    ``λ = 0``: ``10^-6`` steps down from its top), to float precision."""
     lo, hi = 0.0, 1.0
     while bool(ok(at(hi))) is lo_ok and hi < 1e12:  # bool: a numpy limit makes ok() a numpy bool
         hi *= 10
     for _ in range(60):
-        mid = math.sqrt(lo * hi) if lo > 0 else hi / 1e6
-        if bool(ok(at(mid))) is lo_ok:
-            lo = mid
+        if lo > 0:
+            if hi <= lo * (1 + 1e-15):
+                break
+            lams = lo * (hi / lo) ** (np.arange(1, ROUND + 1) / (ROUND + 1))
         else:
-            hi = mid
+            lams = hi * 1e-6 ** np.arange(ROUND, 0, -1, dtype=float)
+            if lams[0] == 0.0:
+                break
+        side = np.array([bool(ok(p)) is lo_ok for p in at.many(lams)])  # True: the lo side
+        below = np.flatnonzero(side)
+        if below.size:
+            lo = float(lams[below[-1]])
+        above = np.flatnonzero(~side)
+        if above.size:
+            hi = float(lams[above[0]])
     return at(lo if lo_ok else hi)
 
 
@@ -109,7 +140,7 @@ def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, 
 
 
 def _plans(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np.ndarray | None,
-           start: int | None) -> tuple[Callable[[float], Plan], np.ndarray | None]:
+           start: int | None) -> tuple[Family, np.ndarray | None]:
     """The family of plans (priced where ``prices`` is given) and each size's entry price."""
     if prices is None:
         return _family(S, E, weights), None
