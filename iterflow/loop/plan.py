@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -138,24 +139,7 @@ class RunPlan:
 
     def _estimate(self, tail: list[tuple[float, float]]) -> tuple[int | None, str]:
         """Supersteps until the delta reaches ``tol`` on its geometric trend (None: cannot tell)."""
-        t = self.tol
-        if t is None or not tail:
-            return None, ""
-        last = tail[-1][1]
-        if last <= t:
-            return 0, f"converged: delta {last:.3g} <= tol {t:g}"
-        if t <= 0:
-            if not all(float(d).is_integer() for _, d in tail):
-                return None, ""  # a continuous delta never reaches 0 geometrically
-            t = 0.5  # a count below 1 is 0
-        geo, lin = _trend(tail, t, geometric=True), _trend(tail, t, geometric=False)
-        if geo is None and lin is None:
-            return None, ""
-        # the trend that fits the window better; a near tie goes to the straight line (the
-        # shorter horizon): WCC's labels on a path fall by one a superstep, and a geometric
-        # fit of 25, 24, 23 (x0.96) reads ~90 supersteps where 23 are left
-        est, _, how = lin if lin is not None and (geo is None or lin[1] <= geo[1] + TIE) else geo
-        return est, f"{how} reaches tol {t:g} in ~{est}"
+        return _estimate(self.tol, tuple(tail))
 
     def horizon(self, history: Sequence[Any]) -> Horizon:
         """:meth:`remaining` after the last of ``history`` (superstep records)."""
@@ -166,3 +150,26 @@ class RunPlan:
         """``(n, how)`` for planning: the horizon, with an unknown one taken as the guess."""
         h = self.horizon(history)
         return h.planning, h.how
+
+
+@lru_cache(maxsize=512)
+def _estimate(t: float | None, tail: tuple[tuple[float, float], ...]) -> tuple[int | None, str]:
+    """:meth:`RunPlan._estimate`, kept per window: a forecast re-reads the trend the last
+    barriers read (:func:`~iterflow.policies.forecast._earlier`), two robust fits each."""
+    if t is None or not tail:
+        return None, ""
+    last = tail[-1][1]
+    if last <= t:
+        return 0, f"converged: delta {last:.3g} <= tol {t:g}"
+    if t <= 0:
+        if not all(float(d).is_integer() for _, d in tail):
+            return None, ""  # a continuous delta never reaches 0 geometrically
+        t = 0.5  # a count below 1 is 0
+    geo, lin = _trend(tail, t, geometric=True), _trend(tail, t, geometric=False)
+    if geo is None and lin is None:
+        return None, ""
+    # the trend that fits the window better; a near tie goes to the straight line (the
+    # shorter horizon): WCC's labels on a path fall by one a superstep, and a geometric
+    # fit of 25, 24, 23 (x0.96) reads ~90 supersteps where 23 are left
+    est, _, how = lin if lin is not None and (geo is None or lin[1] <= geo[1] + TIE) else geo
+    return est, f"{how} reaches tol {t:g} in ~{est}"

@@ -80,8 +80,10 @@ class Profile:
         if fixed_key not in memo:
             memo[fixed_key] = self._schedule(tuple(tuple(min(follow, min(s, default=0.0)) for _ in s)
                                                    for s in self.stages), key[0], self._slowed, follow)
+        if key not in memo:
+            memo[key] = self._schedule(self.stages, key[0], self._slowed, follow)
         fixed = memo[fixed_key]
-        return max(fixed + ratio * (self.in_tasks(slots, contention, follow) - fixed), 0.0)
+        return max(fixed + ratio * (memo[key] - fixed), 0.0)
 
     def _memo(self, contention: Contention | None, slots: float, follow: float | None) -> tuple[dict[Any, float], tuple[int, float | None]]:
         """The schedules computed under ``contention`` (forgotten when another is asked for: a
@@ -273,7 +275,8 @@ class ReplayModel:
             self._where = np.array([[math.log(p.work) if p.work > 0 else np.nan, math.log(p.slots)]
                                     for p in self.profiles])
         lw = math.log(work) if work and work > 0 else np.nan
-        d = np.nan_to_num(np.abs(self._where[:, 0] - lw), nan=0.0)  # an unknown work: no distance
+        d = np.abs(self._where[:, 0] - lw)
+        d[np.isnan(d)] = 0.0  # an unknown work: no distance
         if slots and slots > 0:
             ds = np.abs(self._where[:, 1] - math.log(slots))
             here = (ds < 1e-9) & (d <= SAME_SIZE_WORK)
