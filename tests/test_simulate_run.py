@@ -431,3 +431,26 @@ def test_adaptive_runs_replayed_from_a_static_run_at_their_start_come_within_15_
     errors = [f"{r['policy']} {r['runtime_error']:+.0%}/{r['executor_s_error']:+.0%}" for r in rows]
     assert sum(within) >= 0.8 * len(rows), errors
     assert float(np.mean([r["same_decisions"] for r in rows])) >= 0.9
+
+
+def test_the_table_says_which_parameters_nothing_recorded_measured(tmp_path, capsys):
+    """A record with no release to one executor learns no light-release price: the table says so
+    (it failed formatting ``None`` as a number, and the command printed "Spark failed")."""
+    path = record(tmp_path, [[0.2, 1.5, 0.7, 0.3]])
+    rc, out, err = cli(["--run", str(path), "--policy", "target", "--target-seconds", "9", "--executors", "1",
+                        "--max-executors", "4"], capsys)
+    assert rc == 0 and err == ""
+    assert "light_cold_seconds: none learned" in out and "register_seconds = 10" in out
+
+
+def test_a_failure_outside_spark_is_not_called_sparks():
+    from iterflow.app.sparkerrors import describe
+
+    message, status = describe(TypeError("unsupported format string passed to NoneType.__format__"))
+    assert status == 1 and message.startswith("internal error: TypeError") and "Spark" not in message
+    try:
+        raise TypeError("a converter failed")
+    except TypeError as inner:
+        wrapped = RuntimeError("org.apache.spark.SparkException: Job aborted")
+        wrapped.__cause__ = inner
+    assert describe(wrapped)[0].startswith("Spark failed: RuntimeError")

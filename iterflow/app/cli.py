@@ -309,6 +309,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from iterflow.app.sparkerrors import describe
 
         message, status = describe(exc)
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
         _error(message, entry)
         return status
 

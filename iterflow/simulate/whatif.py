@@ -113,7 +113,9 @@ def table(doc: dict[str, Any]) -> str:
              f"cluster: start {c['executors']} executors x {c['cores_per_executor']} cores, max {c['max_executors']}; "
              + (f"input weak-scaled x{c['scale_input']:g} (each stage {c['scale_input']:g}x the tasks, drawn from "
                 "its measured durations)" if c["weak_scaling"] else "input as recorded (no weak scaling)")]
-    lines += [f"  {k} = {v['value']:.3g}  ({v['source']})" for k, v in doc["parameters"].items()]
+    lines += [f"  {k} = {v['value']:.3g}  ({v['source']})" if v["value"] is not None else
+              f"  {k}: none learned (no release to one executor recorded: simulated as one that rebuilds)"
+              for k, v in doc["parameters"].items()]
     rows = [doc["result"]] if "result" in doc else doc["sweep"]
     lines.append(f"{'policy':<20} {'runtime s':>10} {'executor-s':>11}  executors")
     for r in rows:
