@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Iterable, Sequence
 
@@ -52,6 +52,8 @@ class Profile:
     work: float
     seconds: float
     stages: tuple[tuple[float, ...], ...]
+    # what :meth:`_memo` keeps: the schedules computed and the contention they are for
+    _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def parse(cls, slots: float, work: float, seconds: float, stage_tasks: str | Sequence[Any]) -> "Profile | None":
@@ -68,7 +70,7 @@ class Profile:
         (:func:`~iterflow.model.tasks.resplit`)."""
         memo, key = self._memo(contention, slots, follow)
         if key not in memo:  # a barrier asks for every candidate size x forecast sample
-            memo[key] = self._schedule(self.stages, key[0], self._slowed, follow)
+            memo[key] = self._schedule(self.stages, key[0], self._cache["slowed"], follow)
         return memo[key]
 
     def scaled_in_tasks(self, slots: float, ratio: float, contention: Contention | None, follow: float) -> float:
@@ -79,9 +81,9 @@ class Profile:
         fixed_key = (*key, "fixed")
         if fixed_key not in memo:
             memo[fixed_key] = self._schedule(tuple(tuple(min(follow, min(s, default=0.0)) for _ in s)
-                                                   for s in self.stages), key[0], self._slowed, follow)
+                                                   for s in self.stages), key[0], self._cache["slowed"], follow)
         if key not in memo:
-            memo[key] = self._schedule(self.stages, key[0], self._slowed, follow)
+            memo[key] = self._schedule(self.stages, key[0], self._cache["slowed"], follow)
         fixed = memo[fixed_key]
         return max(fixed + ratio * (memo[key] - fixed), 0.0)
 
@@ -90,10 +92,11 @@ class Profile:
         model replays under one at a time), and the key of ``slots`` and ``follow`` in them. Why
         not the contention in the key: hashing it (its per-size terms) at each of a barrier's
         ~10^4 look-ups cost more than the look-up."""
-        if contention is not self.__dict__.get("_slowed_by", self):
-            slowed = contention if contention is not None and not contention.none else None
-            self.__dict__.update(_slowed_by=contention, _slowed=slowed, _schedules={})
-        return self.__dict__["_schedules"], (int(round(slots)), follow)
+        c = self._cache
+        if not c or c["by"] is not contention:
+            c.update(by=contention, slowed=contention if contention is not None and not contention.none else None,
+                     schedules={})
+        return c["schedules"], (int(round(slots)), follow)
 
     def _schedule(self, stages: tuple[tuple[float, ...], ...], n: int, c: Contention | None,
                   follow: float | None) -> float:
