@@ -142,16 +142,16 @@ def noise_floor(runs: list) -> tuple[dict[int, list[float]], dict[int, list[floa
         if policy_of(o) == "static":
             walls.setdefault(o.records[0].executors, []).append(
                 {r.superstep: r.wall_seconds for r in o.records if r.superstep >= 4})
-    med = {m: {s: float(np.median([w[s] for w in v if s in w])) for s in set().union(*v)} for m, v in walls.items()}
+    med = static_medians(runs)
     repeats = {m: [float(np.median([a[s] for s in a if s in b]) / np.median([b[s] for s in a if s in b]) - 1)
                    for i, a in enumerate(v) for b in v[i + 1:] if set(a) & set(b)] for m, v in walls.items()}
     ceiling: dict[int, list[float]] = {}
     for run in walls.get(1, []):
-        for m in sorted(med):
-            both = [s for s in run if s in med[m] and med[1].get(s, 0) > 0]
+        for m in sorted(walls):
+            both = [s for s in run if (m, s) in med and med.get((1, s), 0) > 0]
             if m != 1 and both:
-                guess = np.median([run[s] * med[m][s] / med[1][s] for s in both])
-                ceiling.setdefault(m, []).append(float(guess / np.median([med[m][s] for s in both]) - 1))
+                guess = np.median([run[s] * med[(m, s)] / med[(1, s)] for s in both])
+                ceiling.setdefault(m, []).append(float(guess / np.median([med[(m, s)] for s in both]) - 1))
     return repeats, ceiling
 
 

@@ -119,7 +119,7 @@ class RunPlan:
         tail = [(s, d) for s, d in tail if d is not None]
         if bound == 0:
             return Horizon(i, 0, f"~0 supersteps left: max_iterations {self.max_iterations} reached", False, 0)
-        est, how = self._estimate(tail)
+        est, how = _estimate(self.tol, tuple(tail))
         if est is not None:
             n = est if bound is None else min(est, bound)
             if bound is not None and est > bound:
@@ -137,10 +137,6 @@ class RunPlan:
         return Horizon(i, None, f"~{guess} supersteps left: remaining unknown, assuming {guess} more "
                                 f"(as many as done)", True)
 
-    def _estimate(self, tail: list[tuple[float, float]]) -> tuple[int | None, str]:
-        """Supersteps until the delta reaches ``tol`` on its geometric trend (None: cannot tell)."""
-        return _estimate(self.tol, tuple(tail))
-
     def horizon(self, history: Sequence[Any]) -> Horizon:
         """:meth:`remaining` after the last of ``history`` (superstep records)."""
         last = history[-1]
@@ -154,8 +150,10 @@ class RunPlan:
 
 @lru_cache(maxsize=512)
 def _estimate(t: float | None, tail: tuple[tuple[float, float], ...]) -> tuple[int | None, str]:
-    """:meth:`RunPlan._estimate`, kept per window: a forecast re-reads the trend the last
-    barriers read (:func:`~iterflow.policies.forecast._earlier`), two robust fits each."""
+    """Supersteps until the delta reaches ``t`` (the run's ``tol``) on the trend of ``tail``, the
+    last window's ``(superstep, delta)`` (None: cannot tell). Kept per window: a forecast re-reads
+    the trend the last barriers read (:func:`~iterflow.policies.forecast._earlier`), two robust
+    fits each."""
     if t is None or not tail:
         return None, ""
     last = tail[-1][1]
