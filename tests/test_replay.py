@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from iterflow.model.contention import Contention
 from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction
 from iterflow.model.tasks import makespan, resplit
 
@@ -324,3 +325,25 @@ def test_a_heavy_superstep_read_at_a_tails_work_keeps_a_tasks_fixed_cost_not_its
     assert one == pytest.approx(three, rel=0.05) and one == pytest.approx(0.2 + 3 * 0.09, rel=0.1)
     # the work still divides: a heavy superstep is ~3x the tasks' time at 1 slot
     assert m.predict_seconds(1, 300_000.0) == pytest.approx(0.2 + 3 * (3 * 3.0 + 0.09), rel=0.05)
+
+
+def test_every_size_reads_the_same_profiles_so_a_size_slower_for_each_is_slower_for_all():
+    """WCC's heavy supersteps at 3 executors (stop64all, the 32.8 s target's run), replayed on 1
+    slot under a task slow-down like the emulated cluster's: each one slower at 1 than at 3, so
+    the prediction must be too. Weighted by their replays at 1, the relative median took the
+    cheapest-carried profile there (3.6 s) and another at 3 (4.3 s), and ``target`` scaled in
+    3 -> 1 in the heavy phase as the earliest finish."""
+    heavy = [(353865.0, 5.193, [[2300, 2323, 2359], [1393, 1410, 1424], [921, 933, 1178]]),
+             (361006.0, 4.594, [[2113, 2186, 2229], [1154, 1314, 1323], [803, 821, 824]]),
+             (338793.0, 2.953, [[937, 1025, 1341], [621, 642, 714], [433, 642, 716]])]
+    slowed = Contention(sizes=((1.0, 1.0, 0.0), (2.0, 1.0, 0.0), (3.0, 1.3, 0.0)))
+    m = ReplayModel(contention=slowed, tasks_follow_slots=True)
+    for work, wall, tasks in heavy:
+        m.observe(3, work, wall, json.dumps([[i, 0, 0, t] for i, t in enumerate(tasks)]))
+    w = heavy[-1][0]
+    each = [(p.replay(1, w, slowed, m.cost, m.task_overhead), p.replay(3, w, slowed, m.cost, m.task_overhead))
+            for p in m.nearest(w, 1)]
+    assert all(at1 > at3 for at1, at3 in each)
+    assert m.predict_seconds(1, w) > m.predict_seconds(3, w)
+    # at the size they were measured at, the relative median of their own replays, as before
+    assert m.predict_seconds(3, w) == pytest.approx(sorted(at3 for _, at3 in each)[1])

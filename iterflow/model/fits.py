@@ -65,10 +65,16 @@ def relative_median(values: np.ndarray) -> float:
     Why: the error that matters is relative, and under relative error the best single stand-in
     for repeated runs is this value, not the mean (which stragglers inflate).
     """
-    v = np.sort(np.asarray(values, dtype=float))
-    wts = 1.0 / v
-    cum = np.cumsum(wts)
-    return float(v[np.searchsorted(cum, 0.5 * cum[-1])])
+    v = np.asarray(values, dtype=float)
+    return weighted_median(v, 1.0 / v)
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The value where the ``weights`` of the values sorted below it first reach half of theirs."""
+    v, w = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    order = np.argsort(v, kind="stable")
+    cum = np.cumsum(w[order])
+    return float(v[order][np.searchsorted(cum, 0.5 * cum[-1])])
 
 
 def _aggregate(m: np.ndarray, w: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from iterflow.model.contention import Contention, fit, row_task_seconds
-from iterflow.model.fits import relative_median
+from iterflow.model.fits import relative_median, weighted_median
 from iterflow.model.tasks import makespan, recut, task_fixed_cost
 from iterflow.observe.stats import task_durations
 
@@ -295,8 +295,16 @@ class ReplayModel:
         return self._cost
 
     def _replayed(self, slots: float, work: float) -> float:
-        """Relative median over the profiles nearest in work and size (a straggler cannot drag it);
-        kept until the next observation (a barrier's rules ask for the same sizes and samples
+        """Relative median over the profiles nearest in work and size (a straggler cannot drag it).
+        Where they were measured at other sizes than ``slots``, each is weighted by its replay at
+        the size of the latest superstep observed, not at ``slots``, so that every size asked
+        reads the same profiles. Weighted by their replays at ``slots``, the relative median
+        picked the profile whose tasks carried across sizes most cheaply at one size and another
+        at the next: WCC's heavy supersteps at 3 executors (2.95, 4.59, 5.19 s), replayed on 1
+        executor at 3.69, 7.71, 8.99 s, read 3.69 s there and 4.33 s at 3 -- every profile
+        slower at 1, their median faster -- and ``target`` went 3 -> 1 in the heavy phase as
+        "the earliest finish" (stop64all's 32.8 s target; static-1 ran those supersteps at 7.4-9.8
+        s). Kept until the next observation (a barrier's rules ask for the same sizes and samples
         two or three times)."""
         stamp = (self.contention, self.tasks_follow_slots)
         if self._replays[0] is not stamp[0] or self._replays[1] != stamp[1]:
@@ -304,8 +312,14 @@ class ReplayModel:
         memo = self._replays[2]
         if (slots, work) not in memo:
             follow = self.task_overhead if self.tasks_follow_slots else None
-            memo[(slots, work)] = relative_median(np.array([p.replay(slots, work, self.contention, self.cost, follow)
-                                                            for p in self.nearest(work, slots)]))
+            near = self.nearest(work, slots)
+            # one size to weigh them at, whatever size is asked: where they all ran (replayed
+            # as measured), else where the run is -- the size of the latest superstep observed
+            ref = slots if all(p.slots == slots for p in near) else self.profiles[-1].slots
+            there = np.array([p.replay(slots, work, self.contention, self.cost, follow) for p in near])
+            at_ref = there if ref == slots else \
+                np.array([p.replay(ref, work, self.contention, self.cost, follow) for p in near])
+            memo[(slots, work)] = weighted_median(there, 1.0 / np.maximum(at_ref, 1e-12))
         return memo[(slots, work)]
 
     @property
