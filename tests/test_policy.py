@@ -169,6 +169,20 @@ def test_forecast_decays_shrinking_work_and_samples_long_horizons():
     assert long.remaining == 997 and len(long.works) == 64 and long.weights.sum() == 997
 
 
+def test_forecast_of_a_run_whose_work_is_its_active_set_starts_at_the_last_delta():
+    """WCC's superstep joins the labels the last one changed: its next work is known at the
+    barrier (stop64all's heavy phase forecast 57 supersteps of 3.4e5 labels where the next had
+    1.1e5), and the rest falls as the deltas do. A work that does not follow the delta (k-means:
+    every point each superstep) keeps its own trend."""
+    labels = [259729.0, 353865.0, 361006.0, 338793.0, 114324.0]  # changed at supersteps 0..4
+    hist = [row(i, 3, 4.0, work=labels[i - 1], delta=labels[i]) for i in range(1, 5)]
+    fc = forecast(records(hist), RunPlan(max_iterations=1000, tol=0.0))
+    assert fc.works[0] == labels[-1] and np.all(np.diff(fc.works) < 0)
+    assert "work 1.143e+05 next" in fc.how
+    flat_work = [row(i, 3, 4.0, work=500_000.0, delta=labels[i]) for i in range(1, 5)]
+    assert np.all(forecast(records(flat_work), RunPlan(max_iterations=1000, tol=0.0)).works == 500_000.0)
+
+
 def test_min_and_max_always_hold():
     m = FakeModel(1.0, 0.01)
     def target(seconds: float) -> TargetPolicy:
@@ -220,15 +234,18 @@ def test_hysteresis_ignores_a_flip_flopping_signal():
     assert any("1/2 barriers" in reason for reason in reasons)
 
 
-def test_scale_in_waits_and_takes_the_least_reduction_of_the_streak():
+def test_scale_in_waits_and_takes_the_size_most_of_the_streak_asked_for():
+    """Three barriers asking for a release make it, to the size two of them asked for: neither
+    an earlier reading (14, then 7, 7: WCC's heavy phase, then its collapse) nor one dip (14, 7,
+    14) sizes it."""
     m = FakeModel(1.0, 0.01)
-    p = EfficiencyPolicy(rule="knee", max_executors=16, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
-    hist = []
-    out = []
-    for i, bw in enumerate([10.0, 1.0, 1.0], start=1):  # wants 14, then 7, 7
-        hist.append(row(i, 16, m.predict_seconds(16, bw * 100), work=bw * 100))
-        out.append(p.decide(**H(hist, m)))
-    assert [o.executors for o in out] == [None, None, 14]
+    for works, want in (([10.0, 1.0, 1.0], 7), ([10.0, 1.0, 10.0], 14)):  # wants 14 at 10, 7 at 1
+        p = EfficiencyPolicy(rule="knee", max_executors=16, wait_count=3, cooldown=0, warmup=0, scale_in_seconds=0)
+        hist, out = [], []
+        for i, bw in enumerate(works, start=1):
+            hist.append(row(i, 16, m.predict_seconds(16, bw * 100), work=bw * 100))
+            out.append(p.decide(**H(hist, m)))
+        assert [o.executors for o in out] == [None, None, want]
 
 
 def test_cooldown_after_a_rescale():

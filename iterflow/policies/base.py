@@ -228,7 +228,11 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         self._streak_up = up
         self._streak.append(n)
         if now or len(self._streak) >= self.wait_count:
-            target = n if up else max(self._streak)  # scale in by the least the streak asked for
+            # a release to the size most of the streak asked for (the upper median): one barrier's
+            # reading, an early one made on less of the run or a transient dip, does not size it --
+            # the least of the streak took WCC 4 -> 2 where its last two barriers asked for 1, and
+            # the relayout to 2 cost 4-6 s where a release to 1 costs ~1 s (stop 63-64)
+            target = n if up else sorted(self._streak, reverse=True)[(len(self._streak) - 1) // 2]
             notes.append(now or f"indicated at {len(self._streak)} consecutive barriers")
             return self._act(i, cur, target, notes)
         return self._hold(i, cur, notes + [f"{'up' if up else 'down'} to {n} indicated "

@@ -50,7 +50,7 @@ class TargetPolicy(AdaptivePolicy):
       targets of 25.6 and 29.7 s that 2 and 3 met, while 4 was predicted to finish in 23 s
       (stop 27); a release sized with the error in it and its price paid leaves the next
       barrier that much before it calls for a scale-out. ``slack`` caps the band. A release is made
-      after ``wait_count`` barriers, by the least reduction they asked for, and at most halves the
+      after ``wait_count`` barriers, to the size most of them asked for, and at most halves the
       executors where the model is a fitted curve (a size far below the measured ones is its
       extrapolation; a task replay schedules the measured tasks on fewer slots) -- at once where the run's length is
       known (``max_iterations`` and no tolerance: only the model can be wrong, and each barrier
