@@ -295,17 +295,12 @@ class ReplayModel:
         return self._cost
 
     def _replayed(self, slots: float, work: float) -> float:
-        """Relative median over the profiles nearest in work and size (a straggler cannot drag it).
-        Where they were measured at other sizes than ``slots``, each is weighted by its replay at
-        the size of the latest superstep observed, not at ``slots``, so that every size asked
-        reads the same profiles. Weighted by their replays at ``slots``, the relative median
-        picked the profile whose tasks carried across sizes most cheaply at one size and another
-        at the next: WCC's heavy supersteps at 3 executors (2.95, 4.59, 5.19 s), replayed on 1
-        executor at 3.69, 7.71, 8.99 s, read 3.69 s there and 4.33 s at 3 -- every profile
-        slower at 1, their median faster -- and ``target`` went 3 -> 1 in the heavy phase as
-        "the earliest finish" (stop64all's 32.8 s target; static-1 ran those supersteps at 7.4-9.8
-        s). Kept until the next observation (a barrier's rules ask for the same sizes and samples
-        two or three times)."""
+        """Relative median over the profiles nearest in work and size (a straggler cannot drag it),
+        carried to another size weighted at the size of the latest superstep observed, so that
+        every size reads the same profiles: weighted where asked, WCC's heavy supersteps at 3
+        executors (2.95, 4.59, 5.19 s; 3.69, 7.71, 8.99 s replayed at 1) read 3.69 s at 1 and
+        4.33 s at 3, and ``target`` went 3 -> 1 in the heavy phase (stop64all). Kept until the
+        next observation (a barrier's rules ask for the same sizes two or three times)."""
         stamp = (self.contention, self.tasks_follow_slots)
         if self._replays[0] is not stamp[0] or self._replays[1] != stamp[1]:
             self._replays = (*stamp, {})
@@ -313,8 +308,7 @@ class ReplayModel:
         if (slots, work) not in memo:
             follow = self.task_overhead if self.tasks_follow_slots else None
             near = self.nearest(work, slots)
-            # one size to weigh them at, whatever size is asked: where they all ran (replayed
-            # as measured), else where the run is -- the size of the latest superstep observed
+            # one size to weigh them at, whatever size is asked: where they all ran, else where the run is
             ref = slots if all(p.slots == slots for p in near) else self.profiles[-1].slots
             there = np.array([p.replay(slots, work, self.contention, self.cost, follow) for p in near])
             at_ref = there if ref == slots else \
