@@ -425,19 +425,17 @@ def test_adaptive_runs_replayed_from_a_static_run_at_their_start_decide_alike_an
     bases = [r for r in runs if policy_of(r) == "static" and r.sizes[0] == 3]
     adaptive = [r for r in runs if policy_of(r) != "static"]
     assert len(bases) == 2 and len(adaptive) == 12
-    rows = [row for run in adaptive for base in bases
-            for row in calibrate(base, [run], from_profile(profile), 4,
-                                 {"fastest": {"budget": 1.2, "baseline_executors": 1}}, cold=("target",),
-                                 prices=profile.records(), past_sizes=(1, 2, 3, 4))]
+    per_run = [[row for base in bases
+                for row in calibrate(base, [run], from_profile(profile), 4,
+                                     {"fastest": {"budget": 1.2, "baseline_executors": 1}}, cold=("target",),
+                                     prices=profile.records(), past_sizes=(1, 2, 3, 4))] for run in adaptive]
+    rows = [r for rs in per_run for r in rs]
     assert len(rows) == 24 and {r["policy"] for r in rows} == {"efficiency", "fastest", "target"}
-    # each run against the geometric mean of its replays from the two bases (a session drifts)
-    per_run: dict[str, list[dict]] = {}
-    for r in rows:
-        per_run.setdefault(f"{r['run']}#{r['real_runtime_s']}", []).append(r)
-    def gmean_err(rs, real, sim):
+
+    def gmean_err(rs, real, sim):  # a run against the geometric mean of its two replays (a session drifts)
         return float(np.exp(np.mean([np.log(r[sim]) for r in rs]))) / rs[0][real] - 1
     within = [abs(gmean_err(rs, "real_runtime_s", "sim_runtime_s")) <= 0.15
-              and abs(gmean_err(rs, "real_executor_s", "sim_executor_s")) <= 0.15 for rs in per_run.values()]
+              and abs(gmean_err(rs, "real_executor_s", "sim_executor_s")) <= 0.15 for rs in per_run]
     noise = [abs(e) <= 0.15 for e in repeatability(runs)]
     assert len(within) == 12 and len(noise) == 8
     assert np.mean(within) >= np.mean(noise), (sum(within), sum(noise))
