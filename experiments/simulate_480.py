@@ -2,130 +2,159 @@
 
 Claims (seed paper): ``fastest`` against the smallest static allocation cuts runtime (-57 %)
 with more resources for a shorter time at no more executor-seconds; ``efficiency`` against the
-largest releases up to 40 % of the resources without notable slowdown. No Spark; seconds.
+largest releases up to 40 % of the resources without notable slowdown. No Spark; minutes.
 
-    .venv/bin/python experiments/simulate_480.py
+    .venv/bin/python experiments/simulate_480.py [--factor 480] [--out simulate_480]
 
-Assumptions (printed next to the ratios): 4 cores per executor, 120 executors max (480 cores),
-the smallest static allocation SMALL executors; input weak-scaled xF (each stage F x its tasks,
-drawn from the measured durations; time outside tasks as measured); executors register
-REGISTER s after the request; removal, relayout and the cold excess learned from the recorded
-runs at the current code (``rescale_stall``'s no-wait rescales: a scale-in does not wait for
-the executor JVM to exit). Jobs: WCC (shrinking work: the Pareto input's static-1 run on the
-C1 executors, 33 supersteps with its long thin tail and exact stage tasks; release_surplus'
-profile-1, tasks sketched from quantiles, where that table is missing) and k-means (the same
-experiment's static-1 run at stop 25; overhead_peers' median rep where that table is missing): the longest recorded supersteps (pareto's quick inputs last ~0.1 s a superstep at 480
-cores once weak-scaled, where any rescale costs more than it can save).
+Assumptions (printed next to the ratios): 4 cores per executor, 120 executors at most (480
+cores), the smallest static allocation 12; the input weak-scaled xF (default 480: at 480 cores
+each core holds the recorded run's input of its one core), cut as the loop cuts it -- one
+partition a core, each task F / cores x the recorded one's work and its fixed cost once; the
+time outside tasks (driver, scheduling) as measured; executors register REGISTER s after the
+request; no task slow-down with scale-out (the 2-core box's is not a cluster's); a rescale's
+removal, relayout and cold excess learned from the current code's adaptive runs on the
+emulated cluster, which the policies also know as their rescale prices (as ``iterflow run``
+does from its store). Jobs: the newest Pareto session's static-1 runs of WCC (shrinking work:
+33 supersteps, its long thin tail) and k-means (14), exact stage tasks, cut as their cores.
+
+Beside each policy, the best any policy could do (:mod:`iterflow.simulate.bounds`: one size a
+superstep, chosen knowing every superstep's simulated time at every size; rescales free, then
+priced as learned): where the policy misses a claim, that says whether the cluster or the policy
+rules it out.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pandas as pd  # noqa: E402
+import numpy as np  # noqa: E402
 
-from iterflow.loop.records import records  # noqa: E402
-from iterflow.simulate.cluster import learn  # noqa: E402
-from iterflow.simulate.recorded import load, runtime  # noqa: E402
+from iterflow.simulate import bounds  # noqa: E402
+from iterflow.simulate.calibrate import load_profile  # noqa: E402
+from iterflow.simulate.cluster import Params, SimRun, learn  # noqa: E402
+from iterflow.simulate.recorded import RecordedRun, load  # noqa: E402
 from iterflow.simulate.whatif import Setup, run_one  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CORES, MAX, SMALL, FACTOR = 4, 120, 12, 120
+CORES, MAX, SMALL = 4, 120, 12
 REGISTERS = (30.0, 5.0)   # executor start latency: a Kubernetes pod / a warm YARN container
+RECORDED = "pareto_stop65all_supersteps.csv"   # the jobs' static-1 runs (cut as cores, stage tasks)
+PRICED_BY = ("pareto_stop63all_supersteps.csv", "pareto_stop64all_supersteps.csv", RECORDED)
+JOBS = {"wcc (shrinking work)": "wcc/static-1/0", "k-means": "kmeans/static-1/0"}
+BOUND_SIZES = (1, 2, 3, 6, 12, 18, 24, 36, 48, 60, 72, 84, 96, 108, 120)
 
 
-# static-1 on the C1 executors, exact stage tasks, 33 supersteps: the newest WCC first (stop 37: adjacency
-# lists, a superstep joins only the active vertices' rows), then stop 24b's (every superstep joined the
-# whole edge list)
-WCC_C1 = ("pareto_stop37w_supersteps.csv", "pareto_full_wcc_stop24b_supersteps.csv")
-KMEANS_C1 = "pareto_full_stop25_supersteps.csv"  # its k-means static-1 run (exact stage tasks, 14 supersteps)
+def jobs() -> dict[str, RecordedRun]:
+    runs = load(str(RESULTS / RECORDED))
+    return {label: next(r for r in runs if r.name == name) for label, name in JOBS.items()}
 
 
-def jobs() -> dict[str, object]:
-    found = [name for name in WCC_C1 if (RESULTS / name).exists()]
-    if found:  # the whole tail, and stage tasks the replay model reads
-        wcc = next(r for r in load(str(RESULTS / found[0])) if r.name == "wcc/static-1/0")
-    else:
-        wcc = next(r for r in load(str(RESULTS / "release_surplus_supersteps.csv")) if r.name == "wcc/profile-1/0")
-    kms = [r for r in load(str(RESULTS / KMEANS_C1)) if r.name == "kmeans/static-1/0"] \
-        if (RESULTS / KMEANS_C1).exists() else []
-    km = kms[0] if kms else sorted((r for r in load(str(RESULTS / "overhead_peers_supersteps.csv"))
-                                    if r.name.startswith("kmeans")), key=lambda r: runtime(r.records))[1]
-    return {"wcc (shrinking work)": wcc, "k-means": km}
+def prices() -> tuple[Params, list]:
+    """The rescale parameters learned from the current code's adaptive runs (every run of the
+    sessions in PRICED_BY that rescaled; they released, none scaled out) and the same sessions'
+    cluster calibrations (PageRank 4 -> 3 -> 2 -> 1 -> 2 -> 4: the scale-outs' registration and
+    fresh executors' cold superstep); their records are the policies' prices."""
+    histories = [r.records for name in PRICED_BY for r in load(str(RESULTS / name)) if len(set(r.sizes)) > 1]
+    histories += [load_profile(RESULTS / name.replace("_supersteps.csv", "_cluster_profile.json")).records()
+                  for name in PRICED_BY]
+    return learn(histories), [rec for h in histories for rec in h]
 
 
-def main() -> None:
-    stall = RESULTS / "rescale_stall_supersteps.csv"
-    names = ("rescale_stall_supersteps.csv (no-wait runs)",) if stall.exists() else \
-        ("release_surplus_supersteps.csv", "runtime_targets_supersteps.csv")
-    if stall.exists():
-        table = pd.read_csv(stall)
-        tables = [records(table[table["mode"] == "no-wait"])]
-    else:
-        tables = [r.records for name in names for r in load(str(RESULTS / name))]
-    learned = learn(tables)
-    past = [rec for t in tables for rec in t]
-    lines = ["# .venv/bin/python experiments/simulate_480.py (simulated, no Spark)",
-             f"cluster: up to {MAX} executors x {CORES} cores = {MAX * CORES} cores; smallest static {SMALL} executors "
-             f"({SMALL * CORES} cores); input weak-scaled x{FACTOR} (each stage {FACTOR}x its tasks, drawn from the "
-             "measured durations; time outside tasks kept as measured)",
-             f"learned from experiments/results ({', '.join(names)}); jobs: "
-             + ", ".join(f"{k} = {r.source}: {r.name}" for k, r in jobs().items())]
-    lines += [f"  {p}" for p in learned.describe()]
-    lines.append(f"{'job':<22} {'register s':>10} {'comparison':<32} {'runtime ratio':>13} {'exec-s ratio':>12}  "
-                 "adaptive path")
-    for register in REGISTERS:
-        params = replace(learned, register_seconds=register)
-        for label, run in jobs().items():
-            small = run_one(run, "static", Setup(SMALL, CORES, MAX, scale_input=FACTOR), params)
-            large = run_one(run, "static", Setup(MAX, CORES, MAX, scale_input=FACTOR), params)
-            # the policies know this cluster's rescale prices, as `iterflow run` does from its store
-            fast = run_one(run, "fastest", Setup(SMALL, CORES, MAX, scale_input=FACTOR), params, prices=past)
-            eff = run_one(run, "efficiency", Setup(MAX, CORES, MAX, scale_input=FACTOR), params, prices=past)
-            for name, a, b in (("fastest vs static-12", fast, small), ("efficiency vs static-120", eff, large)):
-                lines.append(f"{label:<22} {register:>10g} {name:<32} {a.runtime / b.runtime:>13.2f} "
-                             f"{a.executor_seconds / b.executor_seconds:>12.2f}  {_path(a)}")
-                why = next((f"first change: {w}" for _, d, w in a.decisions if d != "same"), None) or \
-                    f"no change; barrier 3: {a.decisions[min(2, len(a.decisions) - 1)][2]}"
-                lines.append(f"{'':<22} {'':>10}   {why[:520]}")
-            lines.append(f"{'':<22} {'':>10} static-12 {small.runtime:.0f}s / {small.executor_seconds:.0f} "
-                         f"executor-s; static-120 {large.runtime:.0f}s / {large.executor_seconds:.0f} executor-s")
-    lines += READING
-    text = "\n".join(lines) + "\n"
-    (RESULTS / "simulate_480.txt").write_text(text)
-    print(text)
+def steps(run: SimRun) -> list[float]:
+    """Each superstep's seconds as a run is timed (wall, barrier, pause: ``runtime``'s parts)."""
+    return [r.wall_seconds + r.barrier_seconds + ((r.actuated.pause_seconds or 0.0) if r.actuated else 0.0)
+            for r in run.records]
 
 
-READING = [
-    "what decides it (read from the reasons above; the claims do NOT come out here):",
-    "  * both jobs scale well at 480 cores once weak-scaled: WCC static-120 runs 4.8x faster than static-12 for",
-    "    2.06x the executor-seconds (stop 37's WCC: a superstep joins only the active vertices' rows; stop 24b's,",
-    "    joining the whole edge list every superstep, 5.7x for 1.73x), k-means 5.8x for 1.63x. No phase of either",
-    "    is cheaper on more executors, so 'faster at no more executor-seconds' has nothing to buy with:",
-    "    fastest's plan is 11 executors (WCC and k-means) throughout. Deciding assumption: the job's cost per",
-    "    superstep at a size; the seed paper's -57 % needs early supersteps that scale super-linearly (or a",
-    "    baseline below the knee), which these records lack.",
-    "  * efficiency: weak-scaled stages hold exactly 2 tasks per slot at 480 cores, so every size from 119 down",
-    "    to 80 executors runs a third round: WCC's tail (0.25-0.45 s a superstep at 120) reads executor #120's",
-    "    gain at 0-0.3 % -- yet any release below 120 adds that round, ~14 % over the 10 % bound, and releasing one",
-    "    executor cannot pay its price (~1.2 s at 119 executors against ~8 executor-seconds saved); k-means' #120",
-    "    gains 15 %. Deciding assumption: the rounds of tasks per slot at the maximum -- the weak-scaled",
-    "    stages repeat the measured durations, so a size's time steps with its rounds; weak-scaled x600 instead",
-    "    (10 tasks per slot) WCC's efficiency still keeps 120 (checked at stop 37: #120 gains 0.6 %, no size",
-    "    below within the bound).",
-    "  * the registration latency (30 s vs 5 s) changes nothing here: no policy scaled out.",
-]
-
-
-def _path(run) -> str:
+def path(run: SimRun) -> str:
     out: list[str] = []
     for r in run.records:
-        if not out or out[-1] != str(r.executors):
-            out.append(str(r.executors))
-    return "-".join(out)
+        if not out or out[-1].split("x")[0] != str(r.executors):
+            out.append(f"{r.executors}x1")
+        else:
+            out[-1] = f"{r.executors}x{int(out[-1].split('x')[1]) + 1}"
+    return " -> ".join(out)
+
+
+def bound_lines(static: dict[int, SimRun], params: Params) -> list[str]:
+    """What any policy could reach at these sizes: fastest within static-12's executor-seconds,
+    the fewest executor-seconds within 1.10x static-120's runtime; free, then priced rescales."""
+    sizes = sorted(static)
+    T = np.array([steps(static[e]) for e in sizes])
+    small, large = static[SMALL], static[MAX]
+    up = params.cold_factor * float(np.median(T))  # a scale-out's cold superstep, as a share of a typical one
+    out = []
+    for label, kw in (("rescales free", {}),
+                      (f"priced (a scale-out +{up:.1f}s, a release +{params.remove_seconds + params.relayout_seconds:.1f}s)",
+                       {"up": up, "down": params.remove_seconds + params.relayout_seconds})):
+        f = bounds.fastest(sizes, T, small.executor_seconds, start=SMALL if kw else None, **kw)
+        c = bounds.cheapest(sizes, T, 1.10 * large.runtime, start=MAX if kw else None, **kw)
+        fast = (f"fastest within static-12's executor-s {1 - f.seconds / small.runtime:+.0%} shorter "
+                f"[{_short(f.sizes)}]") if f else "fastest: nothing fits"
+        eff = (f"efficiency within +10% of static-120 {1 - c.executor_seconds / large.executor_seconds:+.0%} "
+               f"executor-s saved [{_short(c.sizes)}]") if c else "efficiency: nothing fits"
+        out.append(f"    best any policy could do, {label}: {fast}; {eff}")
+    return out
+
+
+def _short(sizes: tuple[int, ...]) -> str:
+    out: list[list[int]] = []
+    for s in sizes:
+        if out and out[-1][0] == s:
+            out[-1][1] += 1
+        else:
+            out.append([s, 1])
+    return " ".join(f"{s}x{n}" for s, n in out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--factor", type=float, default=float(MAX * CORES),
+                    help="weak scaling: the input this many times the recorded one (default 480)")
+    ap.add_argument("--out", default="simulate_480", help="results/<out>.txt")
+    args = ap.parse_args(argv)
+    if not args.factor > 0:
+        raise SystemExit(f"--factor must be > 0 (got {args.factor})")
+    learned, past = prices()
+    work = jobs()
+    lines = [f"# .venv/bin/python experiments/simulate_480.py --factor {args.factor:g} (simulated, no Spark)",
+             f"cluster: up to {MAX} executors x {CORES} cores = {MAX * CORES} cores; smallest static {SMALL} "
+             f"executors ({SMALL * CORES} cores); input weak-scaled x{args.factor:g}, cut one partition a core as "
+             "the loop cuts it (each task that share of the work, its fixed cost once); time outside tasks as measured; "
+             "no task slow-down with scale-out",
+             f"rescales learned from the adaptive runs of {', '.join(PRICED_BY)} (the policies know them as prices); "
+             f"jobs: " + ", ".join(f"{k} = {r.source.split('/')[-1]}: {r.name}" for k, r in work.items())]
+    lines += [f"  {p}" for p in learned.describe()]
+    lines.append(f"{'job':<22} {'register s':>10} {'comparison':<34} {'runtime':>8} {'exec-s':>7}  adaptive path")
+    for register in REGISTERS:
+        params = replace(learned, register_seconds=register, sources={**learned.sources, "register_seconds": "given"})
+        for label, run in work.items():
+            setup = dict(cores=CORES, max_executors=MAX, min_executors=1, scale_input=args.factor)
+            static = {e: run_one(run, "static", Setup(e, **setup), params) for e in BOUND_SIZES}
+            small, large = static[SMALL], static[MAX]
+            results = (
+                ("fastest vs static-12", run_one(run, "fastest", Setup(SMALL, **setup), params, prices=past), small),
+                ("fastest (min 12) vs static-12",
+                 run_one(run, "fastest", Setup(SMALL, **{**setup, "min_executors": SMALL}), params, prices=past), small),
+                ("efficiency vs static-120", run_one(run, "efficiency", Setup(MAX, **setup), params, prices=past), large))
+            for name, a, b in results:
+                lines.append(f"{label:<22} {register:>10g} {name:<34} {a.runtime / b.runtime - 1:>+8.0%} "
+                             f"{a.executor_seconds / b.executor_seconds:>6.2f}x  {path(a)}")
+                why = next((f"first change, barrier {s}: {w}" for s, d, w in a.decisions if d != "same"), None) or \
+                    f"no change; barrier 3: {a.decisions[min(2, len(a.decisions) - 1)][2]}"
+                lines.append(f"{'':<33}   {why[:400]}")
+            lines.append(f"{'':<33} static-12 {small.runtime:.0f}s / {small.executor_seconds:.0f} executor-s; "
+                         f"static-120 {large.runtime:.0f}s / {large.executor_seconds:.0f} executor-s "
+                         f"({small.runtime / large.runtime:.1f}x faster for {large.executor_seconds / small.executor_seconds:.2f}x)")
+            if register == REGISTERS[0]:
+                lines += bound_lines(static, params)
+    text = "\n".join(lines) + "\n"
+    (RESULTS / f"{args.out}.txt").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,31 @@ def fastest_on_heavy_then_tail(T: dict[float, dict[int, float]], price: float, b
     return p.decide(**H(hist, m))
 
 
+class Replayed(FakeModel):
+    """A task replay (every size as fast: a tail of fixed-cost tasks, as one size reads it) that
+    measured supersteps at ``slots`` at fewest."""
+
+    source = "task replay"
+
+    def __init__(self, slots: float) -> None:
+        super().__init__(1.0, 0.0)
+        self.least_slots = slots
+
+
+@pytest.mark.parametrize("measured, floor", [(480.0, 30), (40.0, 3), (4.0, 1)])
+def test_a_release_goes_at_most_4x_below_the_slots_the_replay_measured(measured, floor):
+    """120 executors x 4 cores, a flat prediction (1 executor reads as fast as 120): the release
+    goes to 1/4 of the fewest slots measured (480 -> 30 executors), not to 1 in one jump -- what
+    one size cannot tell apart (fixed cost or work) decides a prediction 120x away (480 cores,
+    stop 66); measured at 1 executor, nothing changes."""
+    m = Replayed(measured)
+    hist = [row(i, 120, 1.0, cores_per_executor=4) for i in range(1, 4)]
+    p = EfficiencyPolicy(max_executors=120, cores_per_executor=4, max_iterations=30, **QUICK)
+    got = p.decide(**H(hist, m))
+    assert got.executors == floor
+    assert ("no lower than" in got.reason) == (floor > 1)
+
+
 def test_fastest_counts_a_rescale_pause_as_spent():
     m = FakeModel(1.0, 0.1)
     hist = flat(3, 4, m)

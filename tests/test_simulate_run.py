@@ -64,6 +64,19 @@ def test_a_run_whose_partitions_followed_its_cores_is_re_cut_at_other_sizes(tmp_
     assert simulate(fixed, make_policy("static"), 4, 1, ZERO).records[0].wall_seconds == pytest.approx(4.7)
 
 
+def test_weak_scaling_a_run_that_followed_its_cores_cuts_one_task_a_core(tmp_path):
+    """The same record weak-scaled x4: the loop cuts 4x the input into one partition a core, so
+    at 4 executors a stage is 4 tasks of 0.1 + 4 s (the recorded superstep on 4x the data and
+    the slots), at 1 one task of 0.1 + 16 s -- not 16 tasks of the recorded split in 4 rounds."""
+    run = load(str(record(tmp_path, [[4.1], [0.1]], partitions=1)))[0]
+    four = simulate(run, make_policy("static"), 4, 1, ZERO, scale_input=4)
+    one = simulate(run, make_policy("static"), 1, 1, ZERO, scale_input=4)
+    assert [r.wall_seconds for r in four.records] == pytest.approx([0.5 + 4.1 + 0.1] * 4)
+    assert [r.wall_seconds for r in one.records] == pytest.approx([0.5 + 16.1 + 0.1] * 4)
+    assert {r.ran.partitions for r in four.records} == {4}
+    assert [len(s[3]) for s in json.loads(four.records[0].stats.stage_tasks)] == [4, 4]
+
+
 def test_stages_run_one_after_the_other(tmp_path):
     """Two stages of 3 x 1 s on 2 slots: 2 s each (not 3 s for 6 tasks pooled)."""
     run = load(str(record(tmp_path, [[1.0] * 3, [1.0] * 3], outside=0.0)))[0]

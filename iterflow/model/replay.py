@@ -221,6 +221,11 @@ class ReplayModel:
     def fitted(self) -> bool:
         return bool(self.profiles)
 
+    @property
+    def least_slots(self) -> float | None:
+        """The fewest slots a superstep it replays was measured at (a release's policy bound)."""
+        return min((p.slots for p in self.profiles), default=None)
+
     def observe(self, scale_out: float, work: float, seconds: float, stage_tasks: Any = None) -> "ReplayModel":
         self.times.setdefault(float(scale_out), []).append((float(work), float(seconds)))
         self.work_now = float(work)

@@ -50,6 +50,17 @@ from iterflow.policies.prices import RescalePrices
 
 logger = logging.getLogger(__name__)
 
+#: A release is predicted by replaying supersteps measured at other slots, re-cut to the new
+#: count; from one size a task's fixed cost and its share of the work read the same
+#: (:func:`~iterflow.model.tasks.task_fixed_cost`), and mistaking one for the other costs more the
+#: further the slots shrink. At 480 cores (``experiments/simulate_480.py``) ``efficiency``
+#: released 120 executors to 1 on a model that read WCC's tail tasks as fixed cost (0.67 s a
+#: superstep predicted at 1, 5-53 s simulated) and ran 4.6x longer. So a release goes at most
+#: this many times below the fewest slots measured, then learns the new size before the next:
+#: the range the issue-13 cross-size check measures (1 <-> 4 executors); on the emulated
+#: cluster (at most 4 executors) it never binds.
+EXTRAPOLATE = 4.0
+
 
 @dataclass
 class Context:
@@ -170,8 +181,9 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window), repeat=self.repeat)
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
-        ctx = Context(history, i, cur, self.min_executors, max(hi, self.min_executors),
-                      Predictor(history, model, cpe, self.start_excess), fc, self._coming(history, cur))
+        pred = Predictor(history, model, cpe, self.start_excess)
+        lo = self._release_floor(pred, cur, cpe)
+        ctx = Context(history, i, cur, lo, max(hi, lo), pred, fc, self._coming(history, cur))
         want = self._want(ctx)
         if ctx.coming and want.executors < ctx.coming:
             # the forecast no longer needs what is still starting: withdraw it (a standalone
@@ -193,6 +205,10 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
             return self._hold(i, cur, notes + [f"warm-up superstep {i}: keep {cur} executors"])
         n = int(min(max(want.executors, ctx.lo), ctx.hi if want.executors > cur else self.max_executors))
         notes.append(want.reason)
+        if ctx.lo > self.min_executors and n == ctx.lo < cur:
+            notes.append(f"a release goes no lower than {ctx.lo} executors from here: 1/{EXTRAPOLATE:g} of the fewest "
+                         f"slots the model measured a superstep at ({pred.least_slots:g}), below which what one size "
+                         "cannot tell apart -- a task's fixed cost or its share of the work -- decides the prediction")
         unpaid = None if want.priced else \
             self._unpaid_scale_out(ctx, n) if n > cur else self._unpaid_scale_in(ctx, n) if n < cur else None
         if unpaid:
@@ -205,6 +221,14 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
                                                f"rescale, so no change to {n} yet"])
         now = "urgent" if want.urgent else "at once" if want.prompt else ""
         return self._hysteresis(i, cur, n, now, notes)
+
+    def _release_floor(self, pred: Predictor, cur: int, cpe: float) -> int:
+        """The fewest executors a release may go to at this barrier: ``min_executors``, or
+        :data:`EXTRAPOLATE` times fewer slots than the fewest the task replay measured a superstep
+        at (never above ``cur``: the floor bounds a release, it asks for nothing)."""
+        if pred.least_slots is None:
+            return self.min_executors
+        return int(min(cur, max(self.min_executors, math.ceil(pred.least_slots / cpe / EXTRAPOLATE))))
 
     @staticmethod
     def _coming(history: History, cur: int) -> int:

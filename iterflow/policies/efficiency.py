@@ -77,7 +77,7 @@ class EfficiencyPolicy(AdaptivePolicy):
 
     def _plan(self, ctx: Context) -> Want:
         """Rule ``plan``: the first size of the cheapest plan of the rest within the whole run's bound."""
-        E = np.arange(self.min_executors, self.max_executors + 1)
+        E = np.arange(ctx.lo, self.max_executors + 1)
         fc, pred, cur = ctx.forecast, ctx.predictor, ctx.current
         S = pred.seconds(E, fc.works)
         R = S @ fc.weights  # the rest at each size kept throughout

@@ -26,6 +26,9 @@ class Predictor:
         self.error: float | None = None  # the fitted model's relative error, where it measured one
         # its sizes are the measured tasks scheduled on other slots (no curve extrapolated)
         self.replays = self.fitted and getattr(model, "source", None) == "task replay"
+        # the fewest slots its replays measured a superstep at (None: not a task replay)
+        self.least_slots: float | None = getattr(getattr(model, "replay", model), "least_slots", None) \
+            if self.replays else None
         if self.fitted:
             err = getattr(model, "error_estimate_", None)
             self.error = float(err) if err is not None and np.isfinite(err) else None

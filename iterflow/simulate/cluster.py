@@ -30,7 +30,10 @@ its transient lasts). Around it, what the driver does (:mod:`iterflow.loop.drive
   recorded runs measured one;
 * **weak scaling** (``scale_input`` F != 1, never implicit): each stage gets ``round(F·n)``
   tasks drawn (seeded, with replacement) from its ``n`` measured durations; the time outside
-  tasks is kept.
+  tasks is kept. Where the recorded run's count followed its cores, those tasks are then re-cut
+  to the simulated count as the loop cuts F times the input: one task a core, each doing F x
+  the work of a recorded one (its fixed cost paid once) -- not F times the tasks at every size,
+  which would run a tail of fixed-cost tasks in rounds the loop never makes.
 """
 from __future__ import annotations
 
@@ -282,8 +285,9 @@ def simulate(run: RecordedRun, policy: Any, executors: int, cores: int, params: 
     for k, (step, stages) in enumerate(zip(run.steps, stages_of)):
         ready = [0.0] * (E * cores) + [j for j in joins for _ in range(cores)]
         t = 0.0
-        if follow and step.partitions:  # re-cut to the simulated count, a task's fixed cost as the model reads it
-            stages = recut(stages, step.partitions, parts, overhead)
+        if follow and step.partitions:  # re-cut to the simulated count, a task's fixed cost as the model reads it;
+            # weak-scaled, the F·n drawn tasks are a run on F x the input cut at F x the recorded count
+            stages = recut(stages, step.partitions * scale_input, parts, overhead)
         for st in stages:
             t = makespan(slow.task(st, step.cores, E * cores), 0, [max(t, r) for r in ready])
         wall = step.outside + t

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from iterflow.loop.records import SuperstepRecord
 from iterflow.policies import make_policy
 from iterflow.policies.registry import POLICIES, _parameters
-from iterflow.simulate.cluster import Params, SimRun, simulate
+from iterflow.simulate.cluster import Params, SimRun, follows_cores, simulate
 from iterflow.simulate.recorded import RecordedRun, cost, runtime
 
 ADAPTIVE = ("target", "efficiency", "fastest", "dynamic-allocation")
@@ -89,7 +89,7 @@ def summary(run: RecordedRun, setup: Setup, params: Params, results: list[tuple[
                      "tasks": "task quantiles (sketched)" if run.sketched else "stage_tasks"},
         "cluster": {"executors": setup.executors, "cores_per_executor": setup.cores,
                     "max_executors": setup.max_executors, "scale_input": setup.scale_input,
-                    "weak_scaling": setup.scale_input != 1.0},
+                    "weak_scaling": setup.scale_input != 1.0, "partitions_follow_cores": follows_cores(run)},
         "parameters": {k: {"value": getattr(params, k), "source": params.sources.get(k, "given")}
                        for k in ("register_seconds", "remove_seconds", "relayout_seconds", "cold_factor", "cold_in_factor",
                                  "light_relayout_seconds", "light_cold_seconds")}}
@@ -112,7 +112,9 @@ def table(doc: dict[str, Any]) -> str:
              f"executor-seconds at {_sizes(rec['executors'])} executors",
              f"cluster: start {c['executors']} executors x {c['cores_per_executor']} cores, max {c['max_executors']}; "
              + (f"input weak-scaled x{c['scale_input']:g} (each stage {c['scale_input']:g}x the tasks, drawn from "
-                "its measured durations)" if c["weak_scaling"] else "input as recorded (no weak scaling)")]
+                "its measured durations" + ("; re-cut to one task a core, as the run's partitions followed its cores)"
+                                            if c["partitions_follow_cores"] else ")")
+                if c["weak_scaling"] else "input as recorded (no weak scaling)")]
     lines += [f"  {k} = {v['value']:.3g}  ({v['source']})" if v["value"] is not None else
               f"  {k}: none learned (no release to one executor recorded: simulated as one that rebuilds)"
               for k, v in doc["parameters"].items()]
