@@ -79,9 +79,9 @@ class Profile:
         0) and as measured (:meth:`in_tasks`), each computed once per size."""
         memo, key = self._memo(contention, slots, follow)
         fixed_key = (*key, "fixed")
-        if fixed_key not in memo:
-            memo[fixed_key] = self._schedule(tuple(tuple(min(follow, min(s, default=0.0)) for _ in s)
-                                                   for s in self.stages), key[0], self._cache["slowed"], follow)
+        if fixed_key not in memo:  # each stage's fixed cost found once (was once a task: quadratic in its tasks)
+            memo[fixed_key] = self._schedule(tuple((min(follow, min(s, default=0.0)),) * len(s) for s in self.stages),
+                                             key[0], self._cache["slowed"], follow)
         if key not in memo:
             memo[key] = self._schedule(self.stages, key[0], self._cache["slowed"], follow)
         fixed = memo[fixed_key]
