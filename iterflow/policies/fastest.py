@@ -16,7 +16,7 @@ import numpy as np
 from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
-from iterflow.policies.forecast import last_run
+from iterflow.policies.forecast import elapsed_seconds, last_run
 from iterflow.policies.plans import fastest_plan
 
 
@@ -119,6 +119,16 @@ class FastestPolicy(AdaptivePolicy):
                                          f"what is left: {held[0]:.1f}s for {held[1]:.0f} executor-seconds, faster "
                                          f"than the plan and its release ({price:.1f}s) and within "
                                          f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
+            err = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST)
+            whole, whole_base = elapsed_seconds(ctx.history) + t_full, pred.ran_at(ctx.history, base) + t_base
+            if first_full < base and whole > (1 + err) * whole_base:
+                # kept only by a run slower than the baseline's (beyond the model's error): a faster
+                # run is the promise, the budget its price -- back to the baseline, over budget (480
+                # simulated cores: WCC's heavy phase went 43 -> 4 -> 1 executors for it, +223 %)
+                n = min(base, ctx.current)
+                return Want(n, f"{head}; over budget at {ctx.current}, but within it the run ends slower than at the "
+                               f"baseline ({whole:.1f}s against {whole_base:.1f}s at {base}): "
+                               + (f"back to {n}" if n < ctx.current else f"keep {n}"), urgent=n < ctx.current)
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
 
