@@ -2,7 +2,7 @@
 
 Claims (seed paper): ``fastest`` against the smallest static allocation cuts runtime (-57 %)
 with more resources for a shorter time at no more executor-seconds; ``efficiency`` against the
-largest releases up to 40 % of the resources without notable slowdown. No Spark; minutes.
+largest releases up to 40 % of the resources without notable slowdown. No Spark; ~15 minutes.
 
     .venv/bin/python experiments/simulate_480.py [--factor 480] [--out simulate_480]
 
