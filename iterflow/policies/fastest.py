@@ -89,7 +89,8 @@ class FastestPolicy(AdaptivePolicy):
         S = pred.seconds(E, fc.works)  # (candidates, samples)
         t_base = float(pred.seconds([base], fc.works)[0] @ fc.weights)
         spent = sum(executor_seconds(r) for r in ctx.history)  # a rescale's wait and re-distribution included
-        would = base * pred.ran_at(ctx.history, base)
+        ran_base = pred.ran_at(ctx.history, base)  # the supersteps so far, at the baseline
+        would = base * ran_base
         budget = self.budget * (base * t_base + would) - spent
 
         at = np.flatnonzero(E == ctx.current)
@@ -108,7 +109,8 @@ class FastestPolicy(AdaptivePolicy):
             return Want(first_up, head)
         if first_full < ctx.current:
             held = self._held(S, E, fc.weights, budget, ctx.current, P)
-            slack = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST) * max(budget, 0.0)
+            err = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST)
+            slack = err * max(budget, 0.0)
             price = float(P[start, k_full[0]]) if start is not None else 0.0  # the release's; holding pays none
             k = int(k_full[0])
             rest = float(S[k, 1:] @ fc.weights[1:]) / max(float(fc.weights[1:].sum()), 1.0) if S.shape[1] > 1 else 0.0
@@ -119,8 +121,7 @@ class FastestPolicy(AdaptivePolicy):
                                          f"what is left: {held[0]:.1f}s for {held[1]:.0f} executor-seconds, faster "
                                          f"than the plan and its release ({price:.1f}s) and within "
                                          f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
-            err = min(pred.error if pred.error is not None else HOLD_ERROR, HOLD_ERROR_MOST)
-            whole, whole_base = elapsed_seconds(ctx.history) + t_full, pred.ran_at(ctx.history, base) + t_base
+            whole, whole_base = elapsed_seconds(ctx.history) + t_full, ran_base + t_base
             if first_full < base and whole > (1 + err) * whole_base:
                 # kept only by a run slower than the baseline's (beyond the model's error): a faster
                 # run is the promise, the budget its price -- back to the baseline, over budget (480
