@@ -39,7 +39,7 @@ from iterflow.simulate import bounds  # noqa: E402
 from iterflow.simulate.calibrate import load_profile  # noqa: E402
 from iterflow.simulate.cluster import Params, SimRun, learn  # noqa: E402
 from iterflow.simulate.recorded import RecordedRun, load  # noqa: E402
-from iterflow.simulate.whatif import Setup, run_one  # noqa: E402
+from iterflow.simulate.whatif import Setup, run_one, sizes_text  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CORES, MAX, SMALL = 4, 120, 12
@@ -66,27 +66,11 @@ def prices() -> tuple[Params, list]:
     return learn(histories), [rec for h in histories for rec in h]
 
 
-def steps(run: SimRun) -> list[float]:
-    """Each superstep's seconds as a run is timed (wall, barrier, pause: ``runtime``'s parts)."""
-    return [r.wall_seconds + r.barrier_seconds + ((r.actuated.pause_seconds or 0.0) if r.actuated else 0.0)
-            for r in run.records]
-
-
-def path(run: SimRun) -> str:
-    out: list[str] = []
-    for r in run.records:
-        if not out or out[-1].split("x")[0] != str(r.executors):
-            out.append(f"{r.executors}x1")
-        else:
-            out[-1] = f"{r.executors}x{int(out[-1].split('x')[1]) + 1}"
-    return " -> ".join(out)
-
-
 def bound_lines(static: dict[int, SimRun], params: Params) -> list[str]:
     """What any policy could reach at these sizes: fastest within static-12's executor-seconds,
     the fewest executor-seconds within 1.10x static-120's runtime; free, then priced rescales."""
-    sizes = sorted(static)
-    T = np.array([steps(static[e]) for e in sizes])
+    sizes, T = bounds.static_times({e: [[r.wall_seconds + r.barrier_seconds for r in run.records]]
+                                     for e, run in static.items()})  # static: no rescale pauses
     small, large = static[SMALL], static[MAX]
     up = params.cold_factor * float(np.median(T))  # a scale-out's cold superstep, as a share of a typical one
     out = []
@@ -96,9 +80,9 @@ def bound_lines(static: dict[int, SimRun], params: Params) -> list[str]:
         f = bounds.fastest(sizes, T, small.executor_seconds, start=SMALL if kw else None, **kw)
         c = bounds.cheapest(sizes, T, 1.10 * large.runtime, start=MAX if kw else None, **kw)
         fast = (f"fastest within static-12's executor-s {1 - f.seconds / small.runtime:+.0%} shorter "
-                f"[{_short(f.sizes)}]") if f else "fastest: nothing fits"
+                f"[{sizes_text(list(f.sizes))}]") if f else "fastest: nothing fits"
         eff = (f"efficiency within +10% of static-120 {1 - c.executor_seconds / large.executor_seconds:+.0%} "
-               f"executor-s saved [{_short(c.sizes)}]") if c else "efficiency: nothing fits"
+               f"executor-s saved [{sizes_text(list(c.sizes))}]") if c else "efficiency: nothing fits"
         out.append(f"    best any policy could do, {label}: {fast}; {eff}")
     return out
 
@@ -128,16 +112,6 @@ def tail_share(run: RecordedRun, tail_work: float = 200.0) -> str:
     return out
 
 
-def _short(sizes: tuple[int, ...]) -> str:
-    out: list[list[int]] = []
-    for s in sizes:
-        if out and out[-1][0] == s:
-            out[-1][1] += 1
-        else:
-            out.append([s, 1])
-    return " ".join(f"{s}x{n}" for s, n in out)
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--factor", type=float, default=float(MAX * CORES),
@@ -165,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
         why = next((f"first change, barrier {s}: {w}" for s, d, w in a.decisions if d != "same"), None) or \
             f"no change; barrier 3: {a.decisions[min(2, len(a.decisions) - 1)][2]}"
         add(f"{label:<22} {register:>10g} {name:<34} {a.runtime / b.runtime - 1:>+8.0%} "
-            f"{a.executor_seconds / b.executor_seconds:>6.2f}x  {path(a)}", f"{'':<33}   {why[:400]}")
+            f"{a.executor_seconds / b.executor_seconds:>6.2f}x  {sizes_text([r.executors for r in a.records])}",
+            f"{'':<33}   {why[:400]}")
 
     def add(*new: str) -> None:
         lines.extend(new)

@@ -109,7 +109,7 @@ def table(doc: dict[str, Any]) -> str:
     c, rec = doc["cluster"], doc["recorded"]
     lines = [f"simulated replay of {doc['run']} ({doc['source']}, {doc['supersteps']} supersteps, tasks from "
              f"{rec['tasks']}); recorded: {rec['runtime_seconds']:.1f}s, {rec['executor_seconds']:.0f} "
-             f"executor-seconds at {_sizes(rec['executors'])} executors",
+             f"executor-seconds at {sizes_text(rec['executors'])} executors",
              f"cluster: start {c['executors']} executors x {c['cores_per_executor']} cores, max {c['max_executors']}; "
              + (f"input weak-scaled x{c['scale_input']:g} (each stage {c['scale_input']:g}x the tasks, drawn from "
                 "its measured durations" + ("; re-cut to one task a core, as the run's partitions followed its cores)"
@@ -122,7 +122,7 @@ def table(doc: dict[str, Any]) -> str:
     lines.append(f"{'policy':<20} {'runtime s':>10} {'executor-s':>11}  executors")
     for r in rows:
         lines.append(f"{r['policy']:<20} {r['runtime_seconds']:>10.1f} {r['executor_seconds']:>11.0f}  "
-                     f"{_sizes(r['executors'])}" + (f"  ({r['note']})" if r.get("note") else ""))
+                     f"{sizes_text(r['executors'])}" + (f"  ({r['note']})" if r.get("note") else ""))
     for r in rows:
         if r["policy"].startswith("static-") or "result" not in doc and not _changes(r):
             continue
@@ -135,7 +135,7 @@ def _changes(r: dict[str, Any]) -> bool:
     return any(d["decision"] != "same" for d in r["decisions"])
 
 
-def _sizes(executors: list[int]) -> str:
+def sizes_text(executors: list[int]) -> str:
     """``4x8 -> 3x9`` for a run's executor counts by superstep."""
     out, prev, n = [], None, 0
     for e in [*executors, None]:
