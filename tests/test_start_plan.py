@@ -397,3 +397,22 @@ def test_efficiency_plans_its_start_with_the_releases_priced():
     dear = EfficiencyPolicy(max_executors=4, scale_in_seconds=5.0).plan_start(past, m)
     assert free is not None and "plan 2..1" in free.reason, free
     assert dear is not None and "plan 2..2" in dear.reason, dear
+
+
+def test_fastest_never_starts_below_its_baseline_for_a_slower_run():
+    """Flat work and a small fixed part a superstep: every size costs about the same
+    executor-seconds, the fewest a little less. The margin (a dead band for spending above the
+    baseline) made the plan within it start below the baseline -- a run slower than the
+    baseline's for the same cost, which no later barrier buys back (480 simulated cores: k-means
+    10 of 12 executors, 20 % longer). The start stays at the baseline; rising work that the full
+    budget's plan meets faster from a smaller start still starts there."""
+    m = Linear(0.01, 0.01)
+    flat = records(past_run([1000.0] * 8, executors=3, model=m))
+    p = FastestPolicy(3, budget=1.0, max_executors=6)
+    S = np.array([[m.predict_seconds(e, 1000.0)] * 8 for e in range(1, 7)])
+    k, _, _ = fastest_plan(S, np.arange(1, 7), np.ones(8), p._within_margin(S, np.arange(1, 7), np.ones(8),
+                                                                           3 * float(S[2].sum())))
+    assert k[0] < 2, "the margin's plan starts below the baseline (the case under test)"
+    assert p.plan_start(flat, m) is None  # stays at 3
+    given = FastestPolicy(3, budget=1.0, max_executors=6, start_executors=5).plan_start(flat, m)
+    assert given is not None and given.executors == 3 and "plan 3..3" in given.reason
