@@ -44,7 +44,7 @@ from iterflow.loop.plan import RunPlan
 from iterflow.loop.reconfig import Reconfiguration
 from iterflow.loop.records import Layout
 from iterflow.policies.core import History, PolicyBase
-from iterflow.policies.forecast import Forecast, forecast, last_run
+from iterflow.policies.forecast import Forecast, forecast, last_run, measured, repeated
 from iterflow.policies.predictor import Predictor
 from iterflow.policies.prices import RescalePrices
 
@@ -133,6 +133,7 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)
         self.start_excess: list[float] = []  # a run's first supersteps over its steady one (learn_rescales)
         self.repeat: list[float] | None = None  # work per superstep of the earlier run this one repeats
+        self.repeat_past: np.ndarray | None = None  # its supersteps as measured (forecast.measured)
         super().__init__()
         self._streak: list[int] = []          # wants of the consecutive barriers indicating one direction
         self._streak_up: bool | None = None
@@ -150,6 +151,7 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         trend (:func:`~iterflow.policies.forecast.forecast`). Starts as configured."""
         run = last_run(past)
         self.repeat = [r.ran.work if r.ran.work and math.isfinite(r.ran.work) else 1.0 for r in run] or None
+        self.repeat_past = measured(run) if run else None
         return None
 
     def _repeat_works(self, max_iterations: int | None, extend: bool = False) -> np.ndarray:
@@ -161,6 +163,11 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         if extend and bound is not None and self.tol is None and bound > len(works):
             works += works[-1:] * (bound - len(works))
         return np.array(works[:bound], float)
+
+    def _repeat_forecast(self, max_iterations: int | None, extend: bool = False) -> Forecast:
+        """The repeated run as a forecast of a whole run (a start's plan): :meth:`_repeat_works`,
+        one sample a superstep, with its measured supersteps."""
+        return repeated(self._repeat_works(max_iterations, extend), self.repeat_past, "a repeat of the last run")
 
     # -- the barrier -----------------------------------------------------------------------------
     def decide(self, history: History, model: Any = None, *, layout: Layout | None = None,
@@ -178,7 +185,8 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
                                                  f"[{self.min_executors}, {self.max_executors}]"])
         if cur < self.min_executors:
             return self._hold(i, cur, notes + [f"{cur} executors, below min_executors {self.min_executors}"])
-        fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window), repeat=self.repeat)
+        fc = forecast(history, plan or RunPlan(self.max_iterations, self.tol, self.window), repeat=self.repeat,
+                      past=self.repeat_past)
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
         pred = Predictor(history, model, cpe, self.start_excess)

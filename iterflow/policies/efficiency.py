@@ -79,7 +79,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         """Rule ``plan``: the first size of the cheapest plan of the rest within the whole run's bound."""
         E = np.arange(ctx.lo, self.max_executors + 1)
         fc, pred, cur = ctx.forecast, ctx.predictor, ctx.current
-        S = pred.seconds(E, fc.works)
+        S = pred.forecast_seconds(E, fc)
         R = S @ fc.weights  # the rest at each size kept throughout
         bars = mean_barrier(ctx.history) * fc.remaining
         elapsed = elapsed_seconds(ctx.history)
@@ -128,10 +128,10 @@ class EfficiencyPolicy(AdaptivePolicy):
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat and model is not None else None
         if self.rule != "plan" or pred is None or not pred.fitted:  # rule knee: as recorded with it
             return None
-        works = self._repeat_works(max_iterations, extend=True)
+        fc = self._repeat_forecast(max_iterations, extend=True)
+        works, weights = fc.works, fc.weights
         E = np.arange(self.min_executors, self.max_executors + 1)
-        S = pred.seconds(E, works)
-        weights = np.ones(works.size)
+        S = pred.forecast_seconds(E, fc)
         run = last_run(past)
         bars = mean_barrier(run) * works.size
         whole = float(S[-1] @ weights) + bars
@@ -181,7 +181,7 @@ class EfficiencyPolicy(AdaptivePolicy):
 
         def mean(sizes: Any) -> np.ndarray:
             """The mean superstep of the rest of the run as forecast, not the next one alone."""
-            return (ctx.predictor.seconds(sizes, fc.works) @ fc.weights) / max(float(fc.weights.sum()), 1.0)
+            return (ctx.predictor.forecast_seconds(sizes, fc) @ fc.weights) / max(float(fc.weights.sum()), 1.0)
 
         t = mean(E)
         t_max, tc = float(t[-1]), float(mean([ctx.current])[0])

@@ -55,7 +55,7 @@ class FastestPolicy(AdaptivePolicy):
     superstep takes argmin t·(1 + λ·e), λ bisected), which puts more executors where the work is
     large -- "more resources for a shorter time" -- and reduces to one count when work is flat.
     Each plan prices its rescales from the size now
-    (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`, held at the new size):
+    (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`, held at the larger size):
     a scale-out is planned only where it pays its pause and cold supersteps out of the budget,
     and a staircase of releases (3 -> 2 -> 1) only where it beats one release (3 -> 1).
     Dead band: scale out only to what a plan within ``c + (budget − c) / (1 + margin)`` starts
@@ -86,8 +86,8 @@ class FastestPolicy(AdaptivePolicy):
     def _want(self, ctx: Context) -> Want:
         fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
         E = ctx.candidates
-        S = pred.seconds(E, fc.works)  # (candidates, samples)
-        t_base = float(pred.seconds([base], fc.works)[0] @ fc.weights)
+        S = pred.forecast_seconds(E, fc)  # (candidates, samples)
+        t_base = float(pred.forecast_seconds([base], fc)[0] @ fc.weights)
         spent = sum(executor_seconds(r) for r in ctx.history)  # a rescale's wait and re-distribution included
         ran_base = pred.ran_at(ctx.history, base)  # the supersteps so far, at the baseline
         would = base * ran_base
@@ -168,12 +168,12 @@ class FastestPolicy(AdaptivePolicy):
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat else None
         if pred is None or not pred.fitted:
             return None
-        works = self._repeat_works(max_iterations)
+        fc = self._repeat_forecast(max_iterations)
+        works, weights = fc.works, fc.weights
         E = np.arange(self.min_executors, self.max_executors + 1)
-        weights = np.ones(works.size)
-        S = pred.seconds(E, works)
+        S = pred.forecast_seconds(E, fc)
         base = self.baseline_executors
-        t_base = float(pred.seconds([base], works)[0] @ weights)
+        t_base = float(pred.forecast_seconds([base], fc)[0] @ weights)
         budget = self.budget * t_base * base
         P, _ = self.transition_prices(last_run(past), E)  # a release in the plan pays its relayout
         k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget), prices=P)

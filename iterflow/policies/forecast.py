@@ -60,6 +60,9 @@ class Forecast:
     estimated: bool = True  # ``remaining`` from a convergence trend or a guess, not a known count
     confirmed: bool = False  # a trend's count the last CONFIRM barriers counted down to, one by one
     expected: "Forecast | None" = None  # where ``remaining`` is the cautious count: the likely one
+    # a repeat's own supersteps, each sample's (seconds, cores, work) as the earlier run measured
+    # them (NaN seconds: none steady there), shape (3, samples): see :func:`measured`
+    past: np.ndarray | None = None
 
     @property
     def next_work(self) -> float:
@@ -71,9 +74,35 @@ class Forecast:
         return self.expected if self.expected is not None else self
 
 
-def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequence[float] | None = None) -> Forecast:
+def measured(run: History) -> np.ndarray:
+    """``(seconds, cores, work)`` of each superstep of an earlier ``run`` (shape (3, len(run))),
+    seconds NaN where the superstep is no steady reading: the first at a new size (a rescale's
+    cold superstep, priced apart) or one without its work or cores.
+
+    Why a repeat keeps them: the model predicts a superstep from its work, and a superstep's
+    seconds do not follow its work alone -- WCC's checkpointing supersteps (every tenth) ran
+    2.5-3x the tail's others at the same work (static-1: 1.07-1.22 s against ~0.42 s), and at 480
+    simulated cores, its labels' state ×480, 5-7 s against ~1 s at 12 executors: ``fastest``'s
+    forecast read the tail at 3 executors 66 s where it ran 156 s, and released into it. The
+    earlier run's measured over predicted seconds, superstep by superstep, carries that to any
+    size (:meth:`~iterflow.policies.predictor.Predictor.forecast_seconds`)."""
+    out = np.full((3, len(run)), np.nan)
+    prev = None
+    for j, r in enumerate(run):
+        cores, work = r.ran.cores or None, r.ran.work
+        if cores and work and math.isfinite(work) and work > 0 and r.wall_seconds > 0:
+            out[1, j], out[2, j] = cores, work
+            if prev is None or prev.executors == r.executors:
+                out[0, j] = r.wall_seconds
+        prev = r
+    return out
+
+
+def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequence[float] | None = None,
+             past: np.ndarray | None = None) -> Forecast:
     """The remaining supersteps after the last of ``history`` and their forecast work
-    (``repeat``: the work per superstep of an earlier run this one repeats)."""
+    (``repeat``: the work per superstep of an earlier run this one repeats; ``past``: its
+    :func:`measured` supersteps)."""
     h = plan.horizon(history)
     n, how = h.planning, h.how
     w_last = history[-1].ran.work
@@ -85,7 +114,7 @@ def forecast(history: History, plan: RunPlan, samples: int = 64, repeat: Sequenc
         works = works * (w_last / ref) if ref > 0 else works  # at this run's scale
         how = (f"~{works.size} supersteps left as the earlier run of this input ran ({len(repeat)} "
                f"supersteps; the trend: {how.split(': ', 1)[-1]})")
-        return _sampled(works, samples, how, True)
+        return _sampled(works, samples, how, True, past=None if past is None else past[:, i:])
     slope = log_slope([(float(r.superstep), r.ran.work) for r in history[-plan.window:]])
     active = _active_set(history, plan.window)
     if active is not None:
@@ -167,12 +196,30 @@ def _counted_down(history: History, earlier: list[int | None], n: int) -> bool:
     return len(history) > CONFIRM and len(earlier) >= CONFIRM and all(x == n for x in earlier[:CONFIRM])
 
 
-def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool, confirmed: bool = False) -> Forecast:
-    """``works`` summarised by at most ``samples`` chunk means, each weighted by its length."""
+def repeated(works: np.ndarray, past: np.ndarray | None, how: str) -> Forecast:
+    """A whole run planned as a repeat (a policy's start): ``works`` one sample a superstep, with
+    the repeated run's :func:`measured` supersteps where it has them (none past its length)."""
+    return _sampled(works, max(works.size, 1), how, True, past=past)
+
+
+def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool, confirmed: bool = False,
+             past: np.ndarray | None = None) -> Forecast:
+    """``works`` summarised by at most ``samples`` chunk means, each weighted by its length;
+    ``past`` (:func:`measured`, one column a superstep) the same: a chunk's mean seconds and work
+    over its steady supersteps, at its cores (NaN where they changed within it)."""
     n = works.size
     chunks = np.array_split(np.arange(n), min(n, samples))
+    sampled = None
+    if past is not None:
+        past = np.hstack([past[:, :n], np.full((3, max(n - past.shape[1], 0)), np.nan)])  # none past its end
+        sampled = np.full((3, len(chunks)), np.nan)
+        for k, c in enumerate(chunks):
+            sec, cores, work = past[:, c]
+            ok = np.isfinite(sec)
+            if ok.any() and np.all(cores[ok] == cores[ok][0]):
+                sampled[:, k] = sec[ok].mean(), cores[ok][0], work[ok].mean()
     return Forecast(n, np.array([works[c].mean() for c in chunks]),
-                    np.array([float(c.size) for c in chunks]), how, estimated, confirmed)
+                    np.array([float(c.size) for c in chunks]), how, estimated, confirmed, past=sampled)
 
 
 def last_run(past: History) -> list[SuperstepRecord]:

@@ -16,6 +16,11 @@ from iterflow.policies.core import History
 from iterflow.policies.forecast import Forecast
 
 
+# a repeated run's superstep read at most this many times its prediction either way: one
+# superstep's stall (a GC pause, a lost task) is no property of the superstep
+REPEAT_RATIO = 10.0
+
+
 class Predictor:
     """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
 
@@ -53,7 +58,26 @@ class Predictor:
         w = np.asarray(works, float).reshape(1, -1)
         if not self.fitted:
             return self.t_ref * (w / self.w_ref) * (self.c_ref / np.maximum(cores, 1e-9))
-        cc, ww = np.broadcast_arrays(cores, w)
+        return self._fitted(*np.broadcast_arrays(cores, w))
+
+    def forecast_seconds(self, executors: Any, fc: Forecast) -> np.ndarray:
+        """:meth:`seconds` of the forecast's samples; where it repeats an earlier run
+        (``fc.past``), each sample times that run's measured over predicted seconds there (at
+        most :data:`REPEAT_RATIO` either way): what its work does not say of a superstep -- a
+        checkpoint, a state larger than the work -- holds at every size
+        (:func:`~iterflow.policies.forecast.measured`)."""
+        S = self.seconds(executors, fc.works)
+        if fc.past is None or not self.fitted:
+            return S
+        sec, cores, work = fc.past
+        ok = np.isfinite(sec)
+        if ok.any():
+            at = self._fitted(cores[ok], work[ok])
+            S[:, ok] *= np.clip(sec[ok] / np.maximum(at, 1e-12), 1 / REPEAT_RATIO, REPEAT_RATIO)
+        return S
+
+    def _fitted(self, cc: np.ndarray, ww: np.ndarray) -> np.ndarray:
+        """The fitted model at cores ``cc`` and work ``ww`` (arrays of one shape)."""
         if callable(getattr(self.model, "predict", None)):
             try:
                 out = np.asarray(self.model.predict(np.column_stack([cc.ravel(), ww.ravel()])), float)
@@ -96,9 +120,9 @@ class Predictor:
         they are asked for, so the work of those seconds runs at ``current`` (a scale-out asked
         with less of the run left than its executors take to start gains nothing)."""
         E = np.asarray(executors, float).reshape(-1)
-        t = self.seconds(E, fc.works) @ fc.weights + fc.remaining * barrier
+        t = self.forecast_seconds(E, fc) @ fc.weights + fc.remaining * barrier
         if current is None or delay <= 0 or not (E > current).any():
             return t
-        tc = float(self.seconds([current], fc.works)[0] @ fc.weights + fc.remaining * barrier)
+        tc = float(self.forecast_seconds([current], fc)[0] @ fc.weights + fc.remaining * barrier)
         f = min(1.0, delay / tc) if tc > 0 else 1.0
         return np.where(E > current, f * tc + (1 - f) * t, t)

@@ -177,7 +177,7 @@ class TargetPolicy(AdaptivePolicy):
                 k = cheapest(goal, least=half, pad=pad, allowed=safe)
                 head += f"; {int(E[best])} would do, at most half the executors a release"
             if k is not None and E[k] < ctx.current:
-                later = later_release(ctx.predictor.seconds(E, fc.works) + bar, E, fc.weights, ctx.current,
+                later = later_release(ctx.predictor.forecast_seconds(E, fc) + bar, E, fc.weights, ctx.current,
                                       price, pad, goal, safe & (E >= half))
                 if later is not None and later[3] < E[k] * paid[k] * (1 - LATER_GAIN):
                     # keeping the size now and releasing further later is cheaper than releasing
@@ -242,9 +242,10 @@ class TargetPolicy(AdaptivePolicy):
 
     def _repeat_plan(self, E: np.ndarray, pred: Predictor, run: History, max_iterations: int | None) -> tuple[int, str]:
         """The start size of a run planned as a repeat of ``run`` (see :meth:`plan_start`)."""
-        works = self._repeat_works(max_iterations, extend=True)  # this run may be known to be longer
+        fc = self._repeat_forecast(max_iterations, extend=True)  # this run may be known to be longer
+        works = fc.works
         pad = 1 + (pred.error or 0.0)
-        T = (pred.seconds(E, works).sum(axis=1) + works.size * mean_barrier(run)) * pad
+        T = (pred.forecast_seconds(E, fc).sum(axis=1) + works.size * mean_barrier(run)) * pad
         for goal, how in ((self.target_seconds / (1 + self.margin),
                            f"the fewest executor-seconds finishing within the target's {self.margin:.0%} margin"),
                           (self.target_seconds, f"no size keeps the {self.margin:.0%} margin: the fewest "

@@ -1,0 +1,79 @@
+"""A run that repeats an earlier one forecasts each superstep as the earlier run measured it
+(no Spark): the model predicts from the work, and where a superstep's seconds do not follow its
+work (a checkpoint, a state larger than the work) the earlier run's measured over predicted
+seconds carry to every size."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fakes import H
+from iterflow.loop.plan import RunPlan
+from iterflow.loop.records import records
+from iterflow.policies import FastestPolicy
+from iterflow.policies.forecast import forecast, measured, repeated
+from iterflow.policies.predictor import REPEAT_RATIO, Predictor
+from policy_fakes import FakeModel, row
+
+M = FakeModel(1.0, 0.01)  # 1 s outside tasks + work / cores
+
+
+def earlier(executors: int = 4, spikes: dict[int, float] | None = None, n: int = 8) -> list:
+    """An earlier run at ``executors``: each superstep as the model reads it, times ``spikes[i]``
+    (superstep i, 1-based: a checkpoint's seconds that its work does not say)."""
+    return records([row(i, executors, M.predict_seconds(executors, 400.0) * (spikes or {}).get(i, 1.0), 400.0)
+                    for i in range(1, n + 1)])
+
+
+def test_measured_keeps_steady_supersteps_only():
+    run = records([row(1, 4, 2.0, 400.0), row(2, 4, 2.0, 400.0), row(3, 2, 3.0, 400.0), row(4, 2, 3.1, 0.0)])
+    got = measured(run)
+    assert got.shape == (3, 4)
+    assert list(got[0, :2]) == [2.0, 2.0] and list(got[1, :2]) == [4.0, 4.0]
+    assert np.isnan(got[0, 2]) and got[1, 2] == 2.0  # the first at a new size: cold, priced apart
+    assert np.isnan(got[0, 3]) and np.isnan(got[1, 3])  # no work: nothing to carry
+
+
+def test_a_repeat_forecasts_a_checkpoint_at_every_size():
+    """Superstep 6 of the earlier run (at 4 executors) ran 3x what its work says: at a barrier
+    before it the forecast reads it 3x at 1, 2 and 4 executors; the others as the model."""
+    past = earlier(spikes={6: 3.0})
+    hist = records([row(i, 2, M.predict_seconds(2, 400.0), 400.0, delta=100.0) for i in range(1, 4)])
+    fc = forecast(hist, RunPlan(None, 0.5, 5), repeat=[400.0] * 8, past=measured(past))  # converges: a guess
+    assert fc.remaining == 5 and fc.past is not None
+    pred = Predictor(hist, M, 1.0)
+    plain, carried = pred.seconds([1, 2, 4], fc.works), pred.forecast_seconds([1, 2, 4], fc)
+    np.testing.assert_allclose(carried[:, 2], 3.0 * plain[:, 2])  # superstep 6: the 3rd left after barrier 3
+    np.testing.assert_allclose(np.delete(carried, 2, axis=1), np.delete(plain, 2, axis=1))
+    # where nothing is repeated, the model alone
+    alone = forecast(hist, RunPlan(None, 0.5, 5))
+    assert alone.past is None
+    np.testing.assert_allclose(pred.forecast_seconds([1, 2, 4], alone), pred.seconds([1, 2, 4], alone.works))
+
+
+def test_one_stalled_superstep_counts_at_most_repeat_ratio():
+    past = earlier(spikes={2: 50.0})
+    fc = repeated(np.full(8, 400.0), measured(past), "a repeat")
+    pred = Predictor(past, M, 1.0)
+    ratio = pred.forecast_seconds([4], fc)[0] / pred.seconds([4], fc.works)[0]
+    assert ratio[1] == pytest.approx(REPEAT_RATIO) and ratio[0] == pytest.approx(1.0)
+
+
+def test_a_repeat_longer_than_the_earlier_run_carries_nothing_past_its_end():
+    fc = repeated(np.full(10, 400.0), measured(earlier(spikes={8: 2.0})), "a repeat")
+    pred = Predictor(earlier(), M, 1.0)
+    ratio = pred.forecast_seconds([4], fc)[0] / pred.seconds([4], fc.works)[0]
+    assert ratio[7] == pytest.approx(2.0) and list(ratio[8:]) == pytest.approx([1.0, 1.0])
+
+
+def test_fastest_budgets_the_baseline_as_the_earlier_run_ran():
+    """The earlier run at the baseline (4) checkpointed at superstep 6 (3x its work's seconds) and
+    converged after 8: fastest's budget for the rest is that run's own seconds, not the work's
+    (a run of a known count forecasts as before: its supersteps' work is no repeat's)."""
+    past = earlier(spikes={6: 3.0})
+    p = FastestPolicy(4, max_executors=8, tol=0.5, warmup=0)
+    p.plan_start(past, M)
+    hist = [row(i, 4, M.predict_seconds(4, 400.0), 400.0, delta=100.0) for i in range(1, 4)]
+    reason = p.decide(**H(hist, M)).reason
+    rest = sum(r.wall_seconds for r in past[3:])
+    assert f"baseline 4: {rest:.1f}s x 4" in reason, reason
