@@ -347,3 +347,20 @@ def test_every_size_reads_the_same_profiles_so_a_size_slower_for_each_is_slower_
     assert m.predict_seconds(1, w) > m.predict_seconds(3, w)
     # at the size they were measured at, the relative median of their own replays, as before
     assert m.predict_seconds(3, w) == pytest.approx(sorted(at3 for _, at3 in each)[1])
+
+
+def test_a_repeated_superstep_replays_its_own_profile_not_its_neighbours_in_work():
+    """Six tail supersteps of 0.3 s tasks and one (work 24) that also checkpointed: 8 tasks of
+    1 s, all of them at 8 slots. Asked at 2 slots for work 24 the nearest in work mix the
+    checkpoint with its neighbours; ``like=24`` (the repeated run's superstep) replays its own
+    tasks: 4 s of them at 2 slots, where it measured 1 s at 8."""
+    m = ReplayModel()
+    for w in (20.0, 21.0, 22.0, 23.0, 25.0, 26.0):
+        m.observe(8, w, 0.3 + 0.1, stages([0.3] * 8))
+    m.observe(8, 24.0, 1.0 + 0.1, stages([1.0] * 8))
+    own = m.predict_seconds(2, 24.0, like=24.0)
+    assert own == pytest.approx(0.1 + 4.0, rel=0.05)
+    assert m.predict_seconds(2, 24.0) < 0.5 * own  # its neighbours' tail read for it
+    assert m.predict_seconds(8, 24.0, like=24.0) == pytest.approx(1.1, rel=0.05)
+    # no profile of that work kept: the nearest in work, as without it
+    assert m.predict_seconds(2, 24.0, like=99.0) == pytest.approx(m.predict_seconds(2, 24.0))

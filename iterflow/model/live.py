@@ -69,9 +69,13 @@ class LiveModel:
         self.replay.observe_many(rows)
         return self
 
-    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
-        model = self.replay if self.replay.fitted else self.curve
-        return float(model.predict_seconds(scale_out, work))
+    def predict_seconds(self, scale_out: float, work: float = 1.0, like: float | None = None) -> float:
+        """``like``: the work of the earlier superstep this one repeats -- the task replay
+        replays that superstep's own profiles (:meth:`~iterflow.model.replay.ReplayModel.nearest`);
+        the curve has none."""
+        if self.replay.fitted:
+            return float(self.replay.predict_seconds(scale_out, work, like))
+        return float(self.curve.predict_seconds(scale_out, work))
 
     def predict(self, X: Any) -> np.ndarray:
         X = np.asarray(X, float).reshape(-1, 2)

@@ -207,7 +207,7 @@ class ReplayModel:
         self.contention = contention or Contention()
         self.profiles: list[Profile] = []
         self._where: np.ndarray | None = None  # (log work, log slots) of each profile; reset by observe
-        self._near: dict[tuple[float, float], list[Profile]] = {}  # (slots, work) -> nearest profiles
+        self._near: dict[tuple[float, ...], list[Profile]] = {}  # (slots, work[, like]) -> nearest profiles
         self.times: dict[float, list[tuple[float, float]]] = {}  # slots -> [(work, seconds)], this run
         self.before: dict[float, list[tuple[float, float]]] = {}  # the same, of earlier runs (observe_many)
         self.work_now: float | None = None  # the work of the latest superstep observed: where the run is
@@ -256,7 +256,7 @@ class ReplayModel:
         self._ratios = None
         return self
 
-    def nearest(self, work: float, slots: float | None = None) -> list[Profile]:
+    def nearest(self, work: float, slots: float | None = None, like: float | None = None) -> list[Profile]:
         """The ``keep`` profiles closest to ``work`` and, given ``slots``, to that size: distance
         ``|Δ log work| + |Δ log slots|`` (the latest first on a tie). Work: a converging job's
         tail superstep, all overhead, must not be scaled up to predict a full one, nor a full
@@ -273,7 +273,24 @@ class ReplayModel:
         executor at 3.9 s where it had measured 6.8 s, the whole run at 1 at 27.5 s (static-1:
         43 s), and ``efficiency`` started at 1 (+46 % runtime). Over fourteen sessions
         (``cross_size_error_stop53.txt``) WCC's other sizes came within 15 % 53 % of the time
-        (48 % before), 14.0 % off at the median (15.5 %); PageRank and k-means unchanged."""
+        (48 % before), 14.0 % off at the median (15.5 %); PageRank and k-means unchanged.
+
+        ``like``: the work of an earlier run's superstep this prediction repeats; where profiles
+        of that work were kept, only they are replayed (the superstep itself, at the sizes it
+        ran), nearest in size first. Why: a superstep's seconds do not follow its work alone --
+        WCC's checkpointing supersteps, its state at 480 simulated cores -- and the nearest in
+        work are other supersteps: WCC's superstep 6 (work 3965, 1.98 s at 12 executors) read
+        8.1 s at 1 executor from its neighbours' tail profiles where its own tasks, re-cut, run
+        ~18 s (the simulator: 20.8 s)."""
+        if like is not None and like > 0:
+            key = (float(slots or 0.0), float(work or 0.0), float(like))
+            if key not in self._near:
+                own = [p for p in self.profiles if p.work == like]
+                here = [p for p in own if slots and p.slots == slots]  # measured there: not mixed with carried ones
+                self._near[key] = here[-self.keep:] or \
+                    sorted(own, key=lambda p: abs(math.log(p.slots / slots)) if slots else 0.0)[:self.keep] or \
+                    self.nearest(work, slots)
+            return self._near[key]
         if len(self.profiles) <= self.keep:
             return self.profiles
         key = (float(slots or 0.0), float(work or 0.0))
@@ -299,7 +316,7 @@ class ReplayModel:
             self._cost = WorkCost.fit(self.profiles)
         return self._cost
 
-    def _replayed(self, slots: float, work: float) -> float:
+    def _replayed(self, slots: float, work: float, like: float | None = None) -> float:
         """Relative median over the profiles nearest in work and size (a straggler cannot drag it),
         carried to another size weighted at the size of the latest superstep observed, so that
         every size reads the same profiles: weighted where asked, WCC's heavy supersteps at 3
@@ -310,16 +327,16 @@ class ReplayModel:
         if self._replays[0] is not stamp[0] or self._replays[1] != stamp[1]:
             self._replays = (*stamp, {})
         memo = self._replays[2]
-        if (slots, work) not in memo:
+        if (slots, work, like) not in memo:
             follow = self.task_overhead if self.tasks_follow_slots else None
-            near = self.nearest(work, slots)
+            near = self.nearest(work, slots, like)
             # one size to weigh them at, whatever size is asked: where they all ran, else where the run is
             ref = slots if all(p.slots == slots for p in near) else self.profiles[-1].slots
             there = np.array([p.replay(slots, work, self.contention, self.cost, follow) for p in near])
             at_ref = there if ref == slots else \
                 np.array([p.replay(ref, work, self.contention, self.cost, follow) for p in near])
-            memo[(slots, work)] = weighted_median(there, 1.0 / np.maximum(at_ref, 1e-12))
-        return memo[(slots, work)]
+            memo[(slots, work, like)] = weighted_median(there, 1.0 / np.maximum(at_ref, 1e-12))
+        return memo[(slots, work, like)]
 
     @property
     def task_overhead(self) -> float:
@@ -404,10 +421,11 @@ class ReplayModel:
         prior = correction(without, s)
         return float(np.exp((n * math.log(r) + math.log(prior)) / (n + 1))) if prior > 0 else r
 
-    def predict_seconds(self, scale_out: float, work: float = 1.0) -> float:
+    def predict_seconds(self, scale_out: float, work: float = 1.0, like: float | None = None) -> float:
+        """``like``: the work of the earlier superstep this one repeats (:meth:`nearest`)."""
         if not self.profiles:
             raise ValueError("ReplayModel: no superstep with task durations observed yet")
-        return self._replayed(scale_out, work) * correction(self.ratios(), float(scale_out))
+        return self._replayed(scale_out, work, like) * correction(self.ratios(), float(scale_out))
 
     def predict_interval(self, scale_out: float, work: float = 1.0, alpha: float = 0.2) -> tuple[float, float]:
         p = self.predict_seconds(scale_out, work)

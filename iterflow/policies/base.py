@@ -189,7 +189,8 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
                       past=self.repeat_past)
         if fc.remaining == 0:
             return self._hold(i, cur, notes + [f"nothing left to rescale for ({fc.how})"])
-        pred = Predictor(history, model, cpe, self.start_excess)
+        pred = Predictor(history, model, cpe, self.start_excess,
+                         None if self.repeat_past is None else self.repeat_past[2])
         lo = self._release_floor(pred, cur, cpe)
         ctx = Context(history, i, cur, lo, max(hi, lo), pred, fc, self._coming(history, cur))
         want = self._want(ctx)

@@ -25,8 +25,11 @@ class Predictor:
     """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
 
     def __init__(self, history: History, model: Any, cores_per_executor: float,
-                 start_excess: Sequence[float] = ()) -> None:
+                 start_excess: Sequence[float] = (), repeat: np.ndarray | None = None) -> None:
         self.model, self.cpe = model, cores_per_executor
+        # a repeated run's work per superstep (forecast.measured's third row): superstep i of this
+        # run is superstep i of that one, its own profiles replayed (:meth:`forecast_seconds`)
+        self.repeat = repeat
         self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
         self.error: float | None = None  # the fitted model's relative error, where it measured one
         # its sizes are the measured tasks scheduled on other slots (no curve extrapolated)
@@ -62,16 +65,21 @@ class Predictor:
 
     def forecast_seconds(self, executors: Any, fc: Forecast) -> np.ndarray:
         """:meth:`seconds` of the forecast's samples; where it repeats an earlier run
-        (``fc.past``), each sample times that run's measured over predicted seconds there (at
-        most :data:`REPEAT_RATIO` either way): what its work does not say of a superstep -- a
-        checkpoint, a state larger than the work -- holds at every size
-        (:func:`~iterflow.policies.forecast.measured`)."""
+        (``fc.past``), what its work does not say of a superstep -- a checkpoint, a state larger
+        than the work (:func:`~iterflow.policies.forecast.measured`) -- is taken from that run:
+        a task replay replays the superstep's own profiles at each size (``like``: its work in
+        that run); any other model's prediction is scaled by that run's measured over predicted
+        seconds there (at most :data:`REPEAT_RATIO` either way), the same at every size."""
         S = self.seconds(executors, fc.works)
         if fc.past is None or not self.fitted:
             return S
         sec, cores, work = fc.past
         ok = np.isfinite(sec)
-        if ok.any():
+        if ok.any() and self.replays:  # the task replay replays the superstep's own profiles
+            cc = np.asarray(executors, float).reshape(-1) * self.cpe
+            for j in np.flatnonzero(ok):
+                S[:, j] = [self.model.predict_seconds(float(c), float(fc.works[j]), like=float(work[j])) for c in cc]
+        elif ok.any():
             at = self._fitted(cores[ok], work[ok])
             S[:, ok] *= np.clip(sec[ok] / np.maximum(at, 1e-12), 1 / REPEAT_RATIO, REPEAT_RATIO)
         return S
@@ -106,12 +114,28 @@ class Predictor:
             elif not self.fitted:
                 out += r.wall_seconds * (r.ran.cores or r.executors * self.cpe) / (e * self.cpe)
             else:
-                at_e, there = self.seconds([e, r.executors], [r.ran.work or 1.0])[:, 0]
+                at_e, there = self._pair(e, r)
                 cold = prev is not None and prev.executors != r.executors
                 out += float(at_e) if cold or not there > 0 else r.wall_seconds * float(at_e / there)
             out += r.barrier_seconds
             prev = r
         return out
+
+    def _pair(self, e: int, r: Any) -> tuple[float, float]:
+        """Superstep ``r`` predicted at ``e`` executors and at its own size: from its own
+        profiles in the repeated run where there is one (a ratio the model's other supersteps
+        do not move: at 480 simulated cores WCC's past at the baseline read 12.8 s less, then
+        34 s more at consecutive barriers, its budget swinging by 1000 executor-seconds)."""
+        w = r.ran.work or 1.0
+        i = r.superstep - 1
+        like = float(self.repeat[i]) if self.replays and self.repeat is not None and 0 <= i < len(self.repeat) \
+            and np.isfinite(self.repeat[i]) else None
+        if like is None:
+            at_e, there = self.seconds([e, r.executors], [w])[:, 0]
+            return float(at_e), float(there)
+        cores = r.ran.cores or r.executors * self.cpe
+        return (float(self.model.predict_seconds(e * self.cpe, w, like=like)),
+                float(self.model.predict_seconds(float(cores), w, like=like)))
 
     def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
               delay: float = 0.0) -> np.ndarray:
