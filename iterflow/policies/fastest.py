@@ -55,7 +55,7 @@ class FastestPolicy(AdaptivePolicy):
     superstep takes argmin t·(1 + λ·e), λ bisected), which puts more executors where the work is
     large -- "more resources for a shorter time" -- and reduces to one count when work is flat.
     Each plan prices its rescales from the size now
-    (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`, held at the larger size):
+    (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`, held at the new size):
     a scale-out is planned only where it pays its pause and cold supersteps out of the budget,
     and a staircase of releases (3 -> 2 -> 1) only where it beats one release (3 -> 1).
     Dead band: scale out only to what a plan within ``c + (budget − c) / (1 + margin)`` starts

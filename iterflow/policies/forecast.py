@@ -84,8 +84,9 @@ def measured(run: History) -> np.ndarray:
     2.5-3x the tail's others at the same work (static-1: 1.07-1.22 s against ~0.42 s), and at 480
     simulated cores, its labels' state ×480, 5-7 s against ~1 s at 12 executors: ``fastest``'s
     forecast read the tail at 3 executors 66 s where it ran 156 s, and released into it. The
-    earlier run's measured over predicted seconds, superstep by superstep, carries that to any
-    size (:meth:`~iterflow.policies.predictor.Predictor.forecast_seconds`)."""
+    earlier run's superstep itself -- its own profiles replayed, or its measured over predicted
+    seconds -- carries that to any size
+    (:meth:`~iterflow.policies.predictor.Predictor.forecast_seconds`)."""
     out = np.full((3, len(run)), np.nan)
     prev = None
     for j, r in enumerate(run):

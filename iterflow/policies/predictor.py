@@ -75,11 +75,12 @@ class Predictor:
             return S
         sec, cores, work = fc.past
         ok = np.isfinite(sec)
-        if ok.any() and self.replays:  # the task replay replays the superstep's own profiles
-            cc = np.asarray(executors, float).reshape(-1) * self.cpe
-            for j in np.flatnonzero(ok):
-                S[:, j] = [self.model.predict_seconds(float(c), float(fc.works[j]), like=float(work[j])) for c in cc]
-        elif ok.any():
+        own = ok & (fc.weights == 1) if self.replays else np.zeros_like(ok)  # one superstep: its own profiles
+        cc = np.asarray(executors, float).reshape(-1) * self.cpe
+        for j in np.flatnonzero(own):
+            S[:, j] = [self.model.predict_seconds(float(c), float(fc.works[j]), like=float(work[j])) for c in cc]
+        ok &= ~own  # a chunk of several (a long horizon's sample), or a model without profiles
+        if ok.any():
             at = self._fitted(cores[ok], work[ok])
             S[:, ok] *= np.clip(sec[ok] / np.maximum(at, 1e-12), 1 / REPEAT_RATIO, REPEAT_RATIO)
         return S
