@@ -70,13 +70,14 @@ class Predictor:
         a task replay replays the superstep's own profiles at each size (``like``: its work in
         that run); any other model's prediction is scaled by that run's measured over predicted
         seconds there (at most :data:`REPEAT_RATIO` either way), the same at every size."""
-        S = self.seconds(executors, fc.works)
         if fc.past is None or not self.fitted:
-            return S
+            return self.seconds(executors, fc.works)
         sec, cores, work = fc.past
         ok = np.isfinite(sec)
         own = ok & (fc.weights == 1) if self.replays else np.zeros_like(ok)  # one superstep: its own profiles
         cc = np.asarray(executors, float).reshape(-1) * self.cpe
+        S = np.empty((cc.size, fc.works.size))
+        S[:, ~own] = self.seconds(executors, fc.works[~own])  # each sample predicted once, one way
         for j in np.flatnonzero(own):
             S[:, j] = [self.model.predict_seconds(float(c), float(fc.works[j]), like=float(work[j])) for c in cc]
         ok &= ~own  # a chunk of several (a long horizon's sample), or a model without profiles
