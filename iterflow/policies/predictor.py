@@ -25,11 +25,11 @@ class Predictor:
     """Superstep times for candidate executor counts: the model, or ``time ∝ work/cores``."""
 
     def __init__(self, history: History, model: Any, cores_per_executor: float,
-                 start_excess: Sequence[float] = (), repeat: np.ndarray | None = None) -> None:
+                 start_excess: Sequence[float] = (), repeat_works: np.ndarray | None = None) -> None:
         self.model, self.cpe = model, cores_per_executor
         # a repeated run's work per superstep (forecast.measured's third row): superstep i of this
-        # run is superstep i of that one, its own profiles replayed (:meth:`forecast_seconds`)
-        self.repeat = repeat
+        # run is superstep i of that one, its own profiles replayed (:meth:`_own`)
+        self.repeat_works = repeat_works
         self.fitted = model is not None and bool(getattr(model, "fitted", hasattr(model, "X_")))
         self.error: float | None = None  # the fitted model's relative error, where it measured one
         # its sizes are the measured tasks scheduled on other slots (no curve extrapolated)
@@ -79,7 +79,7 @@ class Predictor:
         S = np.empty((cc.size, fc.works.size))
         S[:, ~own] = self.seconds(executors, fc.works[~own])  # each sample predicted once, one way
         for j in np.flatnonzero(own):
-            S[:, j] = [self.model.predict_seconds(float(c), float(fc.works[j]), like=float(work[j])) for c in cc]
+            S[:, j] = [self._own(c, fc.works[j], work[j]) for c in cc]
         ok &= ~own  # a chunk of several (a long horizon's sample), or a model without profiles
         if ok.any():
             at = self._fitted(cores[ok], work[ok])
@@ -128,16 +128,16 @@ class Predictor:
         profiles in the repeated run where there is one (a ratio the model's other supersteps
         do not move: at 480 simulated cores WCC's past at the baseline read 12.8 s less, then
         34 s more at consecutive barriers, its budget swinging by 1000 executor-seconds)."""
-        w = r.ran.work or 1.0
-        i = r.superstep - 1
-        like = float(self.repeat[i]) if self.replays and self.repeat is not None and 0 <= i < len(self.repeat) \
-            and np.isfinite(self.repeat[i]) else None
-        if like is None:
+        w, i, rw = r.ran.work or 1.0, r.superstep - 1, self.repeat_works
+        if not (self.replays and rw is not None and 0 <= i < len(rw) and np.isfinite(rw[i])):
             at_e, there = self.seconds([e, r.executors], [w])[:, 0]
             return float(at_e), float(there)
-        cores = r.ran.cores or r.executors * self.cpe
-        return (float(self.model.predict_seconds(e * self.cpe, w, like=like)),
-                float(self.model.predict_seconds(float(cores), w, like=like)))
+        return self._own(e * self.cpe, w, rw[i]), self._own(r.ran.cores or r.executors * self.cpe, w, rw[i])
+
+    def _own(self, cores: float, work: float, like: float) -> float:
+        """The task replay's seconds of a repeated superstep at ``cores``, from that superstep's
+        own profiles (``like``: its work in the earlier run)."""
+        return float(self.model.predict_seconds(float(cores), float(work), like=float(like)))
 
     def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
               delay: float = 0.0) -> np.ndarray:
