@@ -39,7 +39,7 @@ the driver's does (it did not); a task's fixed cost fitted where work spans
 model's figures unchanged (each size replays its own supersteps, no re-cut).
 
 Stop 60: the cold model's per-size terms met half way by the executors' CPU share
-(``contention.with_cpu_share``). ``--from-one`` over stop56all-stop59prkm (nine sessions, 7632
+(``contention_match.with_cpu_share``). ``--from-one`` over stop56all-stop59prkm (nine sessions, 7632
 predictions): median |error| 16.8 % (17.7 %), within 20 % 57 % (55 %); PageRank 2->4 14.5 %
 (22.4 %, bias +21 % -> 0 %), 4->2 13.2 % (25.1 %); WCC's pairs 22.4 % (20.2 %).
 
@@ -55,7 +55,7 @@ fast, median -21 %; PageRank -17 %, WCC -5 %) on top of one run's noise at one e
 (stop61prkm's two static-1 runs: 1.21 s and 0.73 s for superstep 8).
 
 Stop 64: the 1-slot size's term matched to the calibration's measured superstep there too
-(``contention.match_walls``). Fifteen sessions stop56all-stop63all (``cross_size_error_stop64.txt``,
+(``contention_match.match_walls``). Fifteen sessions stop56all-stop63all (``cross_size_error_stop64.txt``,
 13680 predictions): within 20 % 57 % -> 58 %; from 1 executor, runs within 20 % PageRank 16 / 21 /
 25 -> 20 / 21 / 23 of 30 (-> 2 / 3 / 4), k-means 14 / 14 / 15 -> 17 / 13 / 19, WCC 15 / 11 / 11 -> 14 /
 12 / 12 of 16. Printed now beside it, the noise floor (:func:`noise_floor`): k-means' static runs at

@@ -5,7 +5,7 @@
 Each job (PageRank, WCC, k-means) runs ``static`` at every size of ``--sizes`` on the emulated
 cluster, the sizes interleaved within each repetition after one untimed warm-up, each run
 after two untimed supersteps at its size (fresh executors warmed: the steady state). Superstep
-``i`` of the run at the smallest size is replayed (:class:`~iterflow.model.replay.Profile`:
+``i`` of the run at the smallest size is replayed (:class:`~iterflow.model.profiles.Profile`:
 its tasks list-scheduled on the other size's slots, its time outside tasks kept) and set
 against superstep ``i`` measured at the other size (same work: the programs are deterministic).
 Reported per job and size: the median over supersteps 2.. of measured and predicted seconds and
@@ -29,7 +29,7 @@ from iterflow.inputs.pointsio import load_points
 from iterflow.loop.driver import IterationDriver
 from iterflow.loop.records import records
 from iterflow.model.contention import Contention, learn
-from iterflow.model.replay import Profile
+from iterflow.model.profiles import Profile
 from iterflow.policies import StaticPolicy
 
 NAME = "predict_scaleout"

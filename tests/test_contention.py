@@ -238,7 +238,7 @@ def shaped_job(m: int, works: list[float], slow: dict[int, float], outside: floa
     """A superstep at ``m`` slots whose partition count follows the slots: each stage's work
     split into ``m`` tasks, each stretched by ``slow[m]`` plus a fixed ``each``; beyond 1
     partition Spark plans one stage more (a 1-task one), as it does PageRank's."""
-    from iterflow.model.replay import Profile
+    from iterflow.model.profiles import Profile
     from iterflow.model.tasks import makespan
 
     stages = [tuple(w / m * slow[m] + each for _ in range(m)) for w in works]
@@ -253,7 +253,7 @@ def test_per_size_terms_matched_to_the_calibration_jobs_supersteps():
     task at 2 slots, 2.5x at 4); matched to the calibration job's measured supersteps from the
     smallest size planned as the largest (2 here: 1 partition plans a stage fewer), replay
     reproduces them, and predicts another job's size from one within a few %."""
-    from iterflow.model.contention import match_walls
+    from iterflow.model.contention_match import match_walls
 
     truth = {1: 1.0, 2: 1.3, 3: 1.6, 4: 2.4}
     cal = [shaped_job(m, [0.02, 0.03, 0.6, 0.35], truth) for m in (1, 2, 3, 4) for _ in range(3)]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from iterflow.model.contention import Contention
-from iterflow.model.replay import SHRINK_BELOW, Profile, ReplayModel, correction
+from iterflow.model.profiles import Profile
+from iterflow.model.replay import SHRINK_BELOW, ReplayModel, correction
 from iterflow.model.tasks import makespan, resplit
 
 
@@ -138,7 +139,7 @@ def test_a_prediction_replays_the_supersteps_nearest_in_work():
 def test_task_time_follows_work_as_the_run_measured_it_not_in_proportion():
     """WCC: every superstep joins the whole edge list, so its task time is ~1 s plus a little per
     changed label. A forecast tail of 2 labels is a second of tasks, not 2/20 of the last one's."""
-    from iterflow.model.replay import WorkCost
+    from iterflow.model.profiles import WorkCost
 
     m = ReplayModel()
     for work in (100_000.0, 20_000.0, 1_000.0, 60.0, 25.0, 20.0):

@@ -156,14 +156,14 @@ class ClusterProfile:
     def matched(self, found: Any, rows: list[Any] | None = None) -> Any:
         """``found`` (a :class:`~iterflow.model.contention.Contention`, of this profile and maybe
         other jobs) with its per-size terms matched to this calibration's measured supersteps
-        (:func:`~iterflow.model.contention.match_walls`) -- each size's as the median over it and
+        (:func:`~iterflow.model.contention_match.match_walls`) -- each size's as the median over it and
         the earlier calibrations of its ratio to the size matched from (:meth:`pooled_walls`),
         then met half way by the executors' CPU share at each size (:meth:`cpu_shares`,
-        :func:`~iterflow.model.contention.with_cpu_share`); as it was where the profile kept no
+        :func:`~iterflow.model.contention_match.with_cpu_share`); as it was where the profile kept no
         records (written before stop 37)."""
         from iterflow.loop.records import model_rows
-        from iterflow.model.contention import match_walls, matching_base, with_cpu_share
-        from iterflow.model.replay import Profile
+        from iterflow.model.contention_match import match_walls, matching_base, with_cpu_share
+        from iterflow.model.profiles import Profile
 
         rows = self.records() if rows is None else rows
         steady = self._steady(rows)
@@ -177,7 +177,7 @@ class ClusterProfile:
     def cpu_shares(self, rows: list[Any] | None = None) -> dict[float, float]:
         """``slots -> CPU seconds / run seconds`` of the executors' tasks over the calibration's
         measured steady supersteps: the share of a core a task got at each size
-        (:func:`~iterflow.model.contention.with_cpu_share`); none where the records kept no CPU
+        (:func:`~iterflow.model.contention_match.with_cpu_share`); none where the records kept no CPU
         time. ``rows``: :meth:`records`, where the caller has them already."""
         cpu: dict[float, float] = {}
         run: dict[float, float] = {}

@@ -21,7 +21,7 @@ its transient lasts). Around it, what the driver does (:mod:`iterflow.loop.drive
   ``register_seconds`` after the request (tasks meanwhile run on the executors there are).
   When all have come, the partition count follows the cores (a relayout pause only if it changes)
   -- where the recorded run's did (:func:`follows_cores`): each stage is then re-cut to the
-  simulated count (:func:`~iterflow.model.replay.resplit`); a run recorded at a fixed count
+  simulated count (:func:`~iterflow.model.tasks.resplit`); a run recorded at a fixed count
   keeps it;
 * **scale-in**: the barrier holds ``remove_seconds`` (decommission) + ``relayout_seconds``,
   at the old size (both are held meanwhile, :func:`~iterflow.loop.records.executor_seconds`);

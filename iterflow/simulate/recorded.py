@@ -14,7 +14,7 @@ CSV, the experiments' ``*_supersteps.csv``) holds what a replay needs, but in tw
 
 What a superstep spent outside tasks (driver, scheduling, the barrier's jobs) is its measured
 wall time minus the list schedule of its tasks at its own slots, never below 0 -- the same
-split :class:`~iterflow.model.replay.Profile` makes -- and is kept as is at every size.
+split :class:`~iterflow.model.profiles.Profile` makes -- and is kept as is at every size.
 """
 from __future__ import annotations
 
