@@ -179,12 +179,10 @@ class EfficiencyPolicy(AdaptivePolicy):
         fc = ctx.forecast
         left = max(fc.remaining, 1)
 
-        def mean(sizes: Any) -> np.ndarray:
-            """The mean superstep of the rest of the run as forecast, not the next one alone."""
-            return (ctx.predictor.forecast_seconds(sizes, fc) @ fc.weights) / max(float(fc.weights.sum()), 1.0)
-
-        t = mean(E)
-        t_max, tc = float(t[-1]), float(mean([ctx.current])[0])
+        # the mean superstep of the rest of the run as forecast, not the next one alone
+        S, n = ctx.predictor.forecast_seconds(E, fc), max(float(fc.weights.sum()), 1.0)
+        t = S @ fc.weights / n
+        t_max, tc = float(t[-1]), float(ctx.predictor.row(S, E, ctx.current, fc) @ fc.weights / n)
         gain = np.concatenate([[np.inf], t[:-1] / np.maximum(t[1:], 1e-12) - 1.0])
         # what the e-th executor must gain to pay off: the threshold, and its share of the ideal
         floor = np.maximum(self.threshold, self.ideal_share / np.maximum(E - 1, 1))

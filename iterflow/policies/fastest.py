@@ -87,7 +87,7 @@ class FastestPolicy(AdaptivePolicy):
         fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
         E = ctx.candidates
         S = pred.forecast_seconds(E, fc)  # (candidates, samples)
-        t_base = float(pred.forecast_seconds([base], fc)[0] @ fc.weights)
+        t_base = float(pred.row(S, E, base, fc) @ fc.weights)
         spent = sum(executor_seconds(r) for r in ctx.history)  # a rescale's wait and re-distribution included
         ran_base = pred.ran_at(ctx.history, base)  # the supersteps so far, at the baseline
         would = base * ran_base
@@ -178,7 +178,7 @@ class FastestPolicy(AdaptivePolicy):
         E = np.arange(self.min_executors, self.max_executors + 1)
         S = pred.forecast_seconds(E, fc)
         base = self.baseline_executors
-        t_base = float(pred.forecast_seconds([base], fc)[0] @ weights)
+        t_base = float(pred.row(S, E, base, fc) @ weights)
         budget = self.budget * t_base * base
         P, _ = self.transition_prices(last_run(past), E)  # a release in the plan pays its relayout
         k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget), prices=P)

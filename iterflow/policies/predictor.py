@@ -139,6 +139,13 @@ class Predictor:
         own profiles (``like``: its work in the earlier run)."""
         return float(self.model.predict_seconds(float(cores), float(work), like=float(like)))
 
+    def row(self, S: np.ndarray, executors: Any, e: int, fc: Forecast) -> np.ndarray:
+        """Size ``e``'s seconds per sample: its row of ``S`` (:meth:`forecast_seconds` at
+        ``executors``) where ``executors`` holds ``e``, else predicted -- a rule asking for its
+        baseline or current size after all candidates does not predict a repeat's supersteps twice."""
+        at = np.flatnonzero(np.asarray(executors, float).reshape(-1) == e)
+        return S[at[0]] if at.size else self.forecast_seconds([e], fc)[0]
+
     def total(self, executors: Any, fc: Forecast, barrier: float = 0.0, *, current: int | None = None,
               delay: float = 0.0) -> np.ndarray:
         """Predicted remaining seconds for each executor count kept for the rest of the run.
@@ -146,9 +153,10 @@ class Predictor:
         they are asked for, so the work of those seconds runs at ``current`` (a scale-out asked
         with less of the run left than its executors take to start gains nothing)."""
         E = np.asarray(executors, float).reshape(-1)
-        t = self.forecast_seconds(E, fc) @ fc.weights + fc.remaining * barrier
+        S = self.forecast_seconds(E, fc)
+        t = S @ fc.weights + fc.remaining * barrier
         if current is None or delay <= 0 or not (E > current).any():
             return t
-        tc = float(self.forecast_seconds([current], fc)[0] @ fc.weights + fc.remaining * barrier)
+        tc = float(self.row(S, E, current, fc) @ fc.weights + fc.remaining * barrier)
         f = min(1.0, delay / tc) if tc > 0 else 1.0
         return np.where(E > current, f * tc + (1 - f) * t, t)
