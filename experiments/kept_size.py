@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from common import RESULTS
 COLS = ["job", "policy", "run_id", "superstep", "executors", "wall_seconds", "executor_cpu_seconds"]
 
 
