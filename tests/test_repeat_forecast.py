@@ -77,3 +77,43 @@ def test_fastest_budgets_the_baseline_as_the_earlier_run_ran():
     reason = p.decide(**H(hist, M)).reason
     rest = sum(r.wall_seconds for r in past[3:])
     assert f"baseline 4: {rest:.1f}s x 4" in reason, reason
+
+
+def _budget(reason: str) -> float:
+    return float(reason.split("executor-second budget ")[1].split()[0])
+
+
+@pytest.mark.parametrize("level", [0.8, 1.25])
+def test_fastest_budget_is_at_most_what_the_baseline_run_measured(level):
+    """The store holds a static-1 run of this input that ran ``level`` times what the model reads
+    (and a static-4 run after it, the repeat's): where the baseline ran faster than predicted
+    (0.8) the budget is 1.2x its measured executor-seconds less what was spent, and says so; where
+    it ran slower (1.25) the prediction is the smaller and stays the budget."""
+    works = [4000.0] * 8
+    static1 = [row(i + 1, 1, M.predict_seconds(1, w) * level, w) for i, w in enumerate(works)]
+    static4 = [row(i + 1, 4, M.predict_seconds(4, w), w) for i, w in enumerate(works)]
+    past = records(static1 + static4)
+    p = FastestPolicy(1, budget=1.2, max_executors=4, max_iterations=8, warmup=0, start_executors=2)
+    p.plan_start(past, M, max_iterations=8)
+    assert p.baseline_run == (8, pytest.approx(sum(r.wall_seconds for r in past[:8])))
+    hist = [row(i + 1, 2, M.predict_seconds(2, w), w) for i, w in enumerate(works[:2])]
+    reason = p.decide(**H(hist, M)).reason
+    spent = sum(r["wall_seconds"] * 2 for r in hist)
+    measured = 1.2 * p.baseline_run[1] - spent
+    if level < 1:
+        assert "an earlier run at 1 measured" in reason, reason
+        assert _budget(reason) == pytest.approx(measured, abs=0.5)
+    else:
+        assert "measured" not in reason, reason
+        assert _budget(reason) < measured
+
+
+def test_fastest_budget_ignores_a_baseline_run_of_another_length():
+    """A run at the baseline that ran 5 supersteps is no measure of a run forecast at 8."""
+    works = [4000.0] * 5
+    past = records([row(i + 1, 1, M.predict_seconds(1, w) * 0.5, w) for i, w in enumerate(works)]
+                   + [row(i + 1, 4, M.predict_seconds(4, 400.0), 400.0) for i in range(8)])
+    p = FastestPolicy(1, budget=1.2, max_executors=4, max_iterations=8, warmup=0, start_executors=2)
+    p.plan_start(past, M, max_iterations=8)
+    hist = [row(i + 1, 2, M.predict_seconds(2, 400.0), 400.0) for i in range(2)]
+    assert "measured" not in p.decide(**H(hist, M)).reason

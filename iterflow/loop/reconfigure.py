@@ -42,7 +42,7 @@ from iterflow.loop.ports import Actuator, Engine, StatsSource
 from iterflow.loop import program as programs
 from iterflow.loop.program import IterativeProgram, State
 from iterflow.loop.reconfig import Reconfiguration
-from iterflow.loop.records import Actuated, SuperstepRecord
+from iterflow.loop.records import Actuated, SuperstepRecord, split_runs
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +79,7 @@ def cut_as_cores(history: Sequence[SuperstepRecord]) -> list[SuperstepRecord]:
     A run at a fixed count (every run before stop 44: 8 partitions on 1 core as on 4) ran other
     tasks -- 1.6-2x as long a job at 1 executor -- and would teach the model a cluster that is
     not there."""
-    runs: list[list[SuperstepRecord]] = []
-    for r in history:
-        if not runs or r.superstep <= runs[-1][-1].superstep:
-            runs.append([])
-        runs[-1].append(r)
-    return [r for run in runs if all(x.ran.partitions == partitions_for(x.ran.cores) for x in run) for r in run]
+    return [r for run in split_runs(history) if all(x.ran.partitions == partitions_for(x.ran.cores) for x in run) for r in run]
 
 
 class Ahead(NamedTuple):

@@ -310,6 +310,17 @@ def feeds_model(record: SuperstepRecord, previous: SuperstepRecord | None, age: 
     return record.superstep > 1 and not is_cold(record, previous)
 
 
+def split_runs(history: Sequence[SuperstepRecord]) -> list[list[SuperstepRecord]]:
+    """A history of several runs (concatenated oldest first) cut into its runs: a run starts
+    where the superstep number does not grow."""
+    runs: list[list[SuperstepRecord]] = []
+    for r in history:
+        if not runs or r.superstep <= runs[-1][-1].superstep:
+            runs.append([])
+        runs[-1].append(r)
+    return runs
+
+
 def epoch_ages(history: Sequence[SuperstepRecord]) -> list[int]:
     """Each record's age in its *epoch*: 1 for superstep 1 of a run (superstep numbers restart
     where a history holds several) and for a cold superstep (:func:`is_cold`), else one more

@@ -16,7 +16,7 @@ import numpy as np
 from iterflow.loop.records import executor_seconds
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
-from iterflow.policies.forecast import elapsed_seconds, last_run
+from iterflow.policies.forecast import elapsed_seconds, last_run, run_at
 from iterflow.policies.plans import fastest_plan
 
 
@@ -82,6 +82,7 @@ class FastestPolicy(AdaptivePolicy):
         if margin < 0:
             raise ValueError(f"margin must be >= 0 (got {margin})")
         self.baseline_executors, self.margin, self.budget = int(baseline_executors), margin, float(budget)
+        self.baseline_run: tuple[int, float] | None = None  # (supersteps, executor-seconds): see plan_start
 
     def _want(self, ctx: Context) -> Want:
         fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
@@ -92,6 +93,11 @@ class FastestPolicy(AdaptivePolicy):
         ran_base = pred.ran_at(ctx.history, base)  # the supersteps so far, at the baseline
         would = base * ran_base
         budget = self.budget * (base * t_base + would) - spent
+        measured = self._measured_budget(ctx.superstep + fc.remaining, spent)
+        if measured is not None and measured[0] < budget:
+            budget, ran = measured
+        else:
+            ran = ""
 
         at = np.flatnonzero(E == ctx.current)
         start = int(at[0]) if at.size else None
@@ -102,7 +108,7 @@ class FastestPolicy(AdaptivePolicy):
         first_full, first_up = int(E[k_full[0]]), int(E[k_up[0]])
         share = f"{self.budget:g}x " if self.budget != 1 else ""
         head = (f"executor-second budget {budget:.0f} for ~{fc.remaining} supersteps ({share}baseline {base}: "
-                f"{t_base:.1f}s x {base}; {self.budget * would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
+                f"{t_base:.1f}s x {base}{ran}; {self.budget * would - spent:+.0f} saved so far; {fc.how}; {pred.note}); "
                 f"plan {first_full}..{int(E[k_full[-1]])} executors: {t_full:.1f}s for {c_full:.0f} "
                 f"executor-seconds, its rescales priced ({how})")
         if first_up > ctx.current:  # the plan paid for the scale-out, at the new size
@@ -132,6 +138,25 @@ class FastestPolicy(AdaptivePolicy):
                                + (f"back to {n}" if n < ctx.current else f"keep {n}"), urgent=n < ctx.current)
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
+
+    def _measured_budget(self, supersteps: int, spent: float) -> tuple[float, str] | None:
+        """The budget left as the baseline's earlier run of this input measured it
+        (:meth:`plan_start`), for a run forecast as long as that one (``supersteps``); ``None``
+        where no such run is known. The budget is the smaller of this and the predicted one.
+
+        Why: the prediction of the baseline's rest takes this run's level (the model's ratio at
+        the sizes it ran), and a slow stretch at the run's size moves it -- stop68all's WCC
+        ``fastest`` ran its heavy supersteps at 2 executors 1.25x as long as static-2 did, read
+        static-1's rest 21.0 s where static-1 ran it in 17.0 s, kept 2 on that budget and spent
+        1.39x static-1's executor-seconds within a budget of 1.2x. The measured run is what the
+        promise is judged against; the prediction stays the bound where the cluster is faster
+        now than when the baseline ran."""
+        if self.baseline_run is None or self.baseline_run[0] != supersteps:
+            return None
+        cost = self.baseline_run[1]
+        return (self.budget * cost - spent,
+                f"; an earlier run at {self.baseline_executors} measured {cost:.0f} executor-seconds, "
+                f"the budget's bound")
 
     @staticmethod
     def _held(S: np.ndarray, E: np.ndarray, weights: np.ndarray, budget: float,
@@ -170,6 +195,8 @@ class FastestPolicy(AdaptivePolicy):
         from 1 executor (stop 28: "a scale-out to 4 would also spend ~28 executor-seconds").
         A run unlike the last corrects at its barriers, as any forecast."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
+        at_base = run_at(past, self.baseline_executors)
+        self.baseline_run = (at_base[-1].superstep, sum(executor_seconds(r) for r in at_base)) if at_base else None
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat else None
         if pred is None or not pred.fitted:
             return None
@@ -180,6 +207,8 @@ class FastestPolicy(AdaptivePolicy):
         base = self.baseline_executors
         t_base = float(pred.row(S, E, base, fc) @ weights)
         budget = self.budget * t_base * base
+        measured = self._measured_budget(works.size, 0.0)
+        budget = budget if measured is None else min(budget, measured[0])
         P, _ = self.transition_prices(last_run(past), E)  # a release in the plan pays its relayout
         k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget), prices=P)
         if int(E[k[0]]) < base:

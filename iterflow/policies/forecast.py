@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from iterflow.loop.plan import RunPlan, log_slope
-from iterflow.loop.records import SuperstepRecord
+from iterflow.loop.records import SuperstepRecord, split_runs
 
 History = Sequence[SuperstepRecord]
 # barriers whose trend counted down one by one to this one's reading: the count is taken as
@@ -224,11 +224,13 @@ def _sampled(works: np.ndarray, samples: int, how: str, estimated: bool, confirm
 
 
 def last_run(past: History) -> list[SuperstepRecord]:
-    """The records of the last run in ``past`` (earlier runs' records, concatenated oldest
-    first: a run starts where the superstep number does not grow)."""
-    run: list[SuperstepRecord] = []
-    for r in reversed(list(past)):
-        if run and r.superstep >= run[0].superstep:
-            break
-        run.insert(0, r)
-    return run
+    """The records of the last run in ``past`` (earlier runs' records, concatenated oldest first,
+    :func:`~iterflow.loop.records.split_runs`)."""
+    runs = split_runs(past)
+    return runs[-1] if runs else []
+
+
+def run_at(past: History, executors: int) -> list[SuperstepRecord]:
+    """The newest run in ``past`` that ran every superstep at ``executors`` (a static run of
+    that size, or an adaptive one that never rescaled); empty where none did."""
+    return next((run for run in reversed(split_runs(past)) if all(r.executors == executors for r in run)), [])
