@@ -101,3 +101,32 @@ def med(values: Sequence[float]) -> str:
     if not vals:
         return "n/a"
     return f"{statistics.median(vals):.3g} [{min(vals):.3g}-{max(vals):.3g}]"
+
+
+def superstep_tables(tags: str | None, script: str) -> list[Path]:
+    """The recorded Pareto sessions' superstep tables that ``tags`` names (comma-separated; none:
+    every one in ``results/``); a missing one exits 2 naming it."""
+    if not tags:
+        return sorted(RESULTS.glob("pareto_*_supersteps.csv"))
+    paths = [RESULTS / f"pareto_{t}_supersteps.csv" for t in tags.split(",")]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        print(f"{script}: no such superstep table: {', '.join(missing)}", file=sys.stderr)
+        raise SystemExit(2)
+    return paths
+
+
+def session_tag(table: Path) -> str:
+    """``stop68all`` of ``pareto_stop68all_supersteps.csv``."""
+    return table.name.removeprefix("pareto_").removesuffix("_supersteps.csv")
+
+
+def write_result(out: Path, script: str, argv: Sequence[str] | None, lines: Sequence[str]) -> None:
+    """``lines`` under a header naming the command (``argv``: its arguments, ``None``: this
+    process's), written whole or not at all, and printed."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    text = "\n".join([f"# {' '.join([f'experiments/{script}', *args])} (no Spark)", *lines]) + "\n"
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(out)
+    print(text, end="")

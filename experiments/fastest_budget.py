@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from common import RESULTS
+from common import RESULTS, session_tag, superstep_tables, write_result
 
 COLS = ["job", "policy", "run_id", "superstep", "executors", "executor_seconds", "reason"]
 BUDGET = re.compile(r"executor-second budget (-?\d+) for ~\d+ supersteps \((?:([\d.]+)x )?baseline (\d+):")
@@ -65,15 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--over", type=float, default=5.0, help="executor-seconds above the measured bound that count")
     ap.add_argument("--out", type=Path, default=RESULTS / "fastest_budget.txt")
     a = ap.parse_args(argv)
-    if a.tags:
-        paths = [RESULTS / f"pareto_{t}_supersteps.csv" for t in a.tags.split(",")]
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            print(f"fastest_budget.py: no such superstep table: {', '.join(missing)}", file=sys.stderr)
-            return 2
-    else:
-        paths = sorted(RESULTS.glob("pareto_*_supersteps.csv"))
-    rows = [{"session": p.name.removeprefix("pareto_").removesuffix("_supersteps.csv"), **r}
+    paths = superstep_tables(a.tags, "fastest_budget.py")
+    rows = [{"session": session_tag(p), **r}
             for p in paths for r in runs(p)]
     if not rows:
         print("fastest_budget.py: no fastest run with a static run at its baseline before it", file=sys.stderr)
@@ -81,19 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     t = pd.DataFrame(rows)
     high = t.over > a.over
     spent_over = t.ratio > t.share
-    lines = [f"# {' '.join(['experiments/fastest_budget.py', *(argv if argv is not None else sys.argv[1:])])} (no Spark)",
-             "per fastest run: the largest excess of its budget over share x the baseline's measured static run "
+    lines = ["per fastest run: the largest excess of its budget over share x the baseline's measured static run "
              "less what was spent (executor-seconds), its executor-seconds over the baseline's static median",
              *(f"  {r.session:<22} {r.job:<9} {r.share:g}x  budget over the measured bound {r.over:+6.1f}  "
                f"run {r.ratio:.2f}x  [{r.path[:47]}]" for r in t.itertuples()),
              f"over {len(t)} runs in {t.session.nunique()} sessions: budget read > {a.over:g} executor-seconds above the "
              f"measured bound in {int(high.sum())} runs, {int((high & spent_over).sum())} of them over their share; "
              f"the other {int((~high).sum())} runs: {int((~high & spent_over).sum())} over their share"]
-    text = "\n".join(lines) + "\n"
-    tmp = a.out.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(a.out)
-    print(text, end="")
+    write_result(a.out, "fastest_budget.py", argv, lines)
     return 0
 
 

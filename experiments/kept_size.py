@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from common import RESULTS
+from common import RESULTS, session_tag, superstep_tables, write_result
 COLS = ["job", "policy", "run_id", "superstep", "executors", "wall_seconds", "executor_cpu_seconds"]
 
 
@@ -50,29 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tags", help="comma-separated session tags (default: every pareto_*_supersteps.csv)")
     ap.add_argument("--out", type=Path, default=RESULTS / "kept_size.txt")
     a = ap.parse_args(argv)
-    if a.tags:
-        paths = [RESULTS / f"pareto_{t}_supersteps.csv" for t in a.tags.split(",")]
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            print(f"kept_size.py: no such superstep table: {', '.join(missing)}", file=sys.stderr)
-            return 2
-    else:
-        paths = sorted(RESULTS.glob("pareto_*_supersteps.csv"))
-    rows = {p.name.removeprefix("pareto_").removesuffix("_supersteps.csv"): session(p) for p in paths}
+    paths = superstep_tables(a.tags, "kept_size.py")
+    rows = {session_tag(p): session(p) for p in paths}
     table = pd.DataFrame({k: v for k, v in rows.items() if v is not None}).T
     if table.empty:
         print("kept_size.py: no session with 20 comparable supersteps", file=sys.stderr)
         return 1
-    lines = [f"# {' '.join(['experiments/kept_size.py', *(argv if argv is not None else sys.argv[1:])])} (no Spark)",
-             "adaptive runs' supersteps at a kept size over the static runs' median at that size and superstep",
+    lines = ["adaptive runs' supersteps at a kept size over the static runs' median at that size and superstep",
              *(f"  {k:<26} n={int(r.supersteps):4d}  wall {r.wall:.2f}x  cpu {r.cpu:.2f}x" for k, r in table.iterrows()),
              f"over {len(table)} sessions: median wall {table.wall.median():.2f}x (range {table.wall.min():.2f}-"
              f"{table.wall.max():.2f}x), cpu {table.cpu.median():.2f}x (range {table.cpu.min():.2f}-{table.cpu.max():.2f}x)"]
-    text = "\n".join(lines) + "\n"
-    tmp = a.out.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(a.out)
-    print(text, end="")
+    write_result(a.out, "kept_size.py", argv, lines)
     return 0
 
 
