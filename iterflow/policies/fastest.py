@@ -92,12 +92,7 @@ class FastestPolicy(AdaptivePolicy):
         spent = sum(executor_seconds(r) for r in ctx.history)  # a rescale's wait and re-distribution included
         ran_base = pred.ran_at(ctx.history, base)  # the supersteps so far, at the baseline
         would = base * ran_base
-        budget = self.budget * (base * t_base + would) - spent
-        measured = self._measured_budget(ctx.superstep + fc.remaining, spent)
-        if measured is not None and measured[0] < budget:
-            budget, ran = measured
-        else:
-            ran = ""
+        budget, ran = self._bounded(self.budget * (base * t_base + would) - spent, ctx.superstep + fc.remaining, spent)
 
         at = np.flatnonzero(E == ctx.current)
         start = int(at[0]) if at.size else None
@@ -139,10 +134,11 @@ class FastestPolicy(AdaptivePolicy):
             return Want(first_full, f"{head}; over budget at {ctx.current}", urgent=True)
         return Want(ctx.current, f"{head}; keep {ctx.current}")
 
-    def _measured_budget(self, supersteps: int, spent: float) -> tuple[float, str] | None:
-        """The budget left as the baseline's earlier run of this input measured it
-        (:meth:`plan_start`), for a run forecast as long as that one (``supersteps``); ``None``
-        where no such run is known. The budget is the smaller of this and the predicted one.
+    def _bounded(self, budget: float, supersteps: int, spent: float) -> tuple[float, str]:
+        """``budget`` (predicted) at most what the baseline's earlier run of this input measured
+        (:meth:`plan_start`) -- ``self.budget`` x its executor-seconds less ``spent`` -- for a
+        run forecast as long as that one (``supersteps``); and the reason's note where the
+        measured run bounds it ("" where not).
 
         Why: the prediction of the baseline's rest takes this run's level (the model's ratio at
         the sizes it ran), and a slow stretch at the run's size moves it -- stop68all's WCC
@@ -152,11 +148,13 @@ class FastestPolicy(AdaptivePolicy):
         promise is judged against; the prediction stays the bound where the cluster is faster
         now than when the baseline ran."""
         if self.baseline_run is None or self.baseline_run[0] != supersteps:
-            return None
+            return budget, ""
         cost = self.baseline_run[1]
-        return (self.budget * cost - spent,
-                f"; an earlier run at {self.baseline_executors} measured {cost:.0f} executor-seconds, "
-                f"the budget's bound")
+        measured = self.budget * cost - spent
+        if measured >= budget:
+            return budget, ""
+        return measured, (f"; an earlier run at {self.baseline_executors} measured {cost:.0f} executor-seconds, "
+                          f"the budget's bound")
 
     @staticmethod
     def _held(S: np.ndarray, E: np.ndarray, weights: np.ndarray, budget: float,
@@ -206,9 +204,7 @@ class FastestPolicy(AdaptivePolicy):
         S = pred.forecast_seconds(E, fc)
         base = self.baseline_executors
         t_base = float(pred.row(S, E, base, fc) @ weights)
-        budget = self.budget * t_base * base
-        measured = self._measured_budget(works.size, 0.0)
-        budget = budget if measured is None else min(budget, measured[0])
+        budget, _ = self._bounded(self.budget * t_base * base, works.size, 0.0)
         P, _ = self.transition_prices(last_run(past), E)  # a release in the plan pays its relayout
         k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget), prices=P)
         if int(E[k[0]]) < base:
