@@ -95,7 +95,7 @@ def test_fastest_budget_is_at_most_what_the_baseline_run_measured(level):
     past = records(static1 + static4)
     p = FastestPolicy(1, budget=1.2, max_executors=4, max_iterations=8, warmup=0, start_executors=2)
     p.plan_start(past, M, max_iterations=8)
-    assert p.baseline_run == (8, pytest.approx(sum(r.wall_seconds for r in past[:8])))
+    assert p.baseline_run[:2] == (8, pytest.approx(sum(r.wall_seconds for r in past[:8])))
     hist = [row(i + 1, 2, M.predict_seconds(2, w), w) for i, w in enumerate(works[:2])]
     reason = p.decide(**H(hist, M)).reason
     spent = sum(r["wall_seconds"] * 2 for r in hist)
@@ -117,3 +117,20 @@ def test_fastest_budget_ignores_a_baseline_run_of_another_length():
     p.plan_start(past, M, max_iterations=8)
     hist = [row(i + 1, 2, M.predict_seconds(2, 400.0), 400.0) for i in range(2)]
     assert "measured" not in p.decide(**H(hist, M)).reason
+
+
+def test_fastest_judges_slower_than_the_baseline_by_its_measured_run():
+    """Where the measured run at the baseline (2 executors, 0.7x what the model reads) bounds the
+    budget, the run planned within it is judged slower or not against that run's own time, not
+    the prediction's: over budget at 4 and within it ending slower, back to the baseline."""
+    m = FakeModel(5.0, 0.001)  # a fixed 5 s a superstep: fewer executors barely slower
+    works = [4000.0] * 8
+    past = records([row(i + 1, 2, m.predict_seconds(2, w) * 0.7, w) for i, w in enumerate(works)]
+                   + [row(i + 1, 4, m.predict_seconds(4, w), w) for i, w in enumerate(works)])
+    p = FastestPolicy(2, budget=1.0, max_executors=4, max_iterations=8, warmup=0, start_executors=4, wait_count=1)
+    p.plan_start(past, m, max_iterations=8)
+    measured = sum(r.wall_seconds for r in past[:8])
+    hist = [row(i + 1, 4, m.predict_seconds(4, w), w) for i, w in enumerate(works[:2])]
+    d = p.decide(**H(hist, m))
+    assert "the budget's bound" in d.reason and f"against {measured:.1f}s at 2" in d.reason, d.reason
+    assert d.executors == 2

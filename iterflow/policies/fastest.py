@@ -82,7 +82,8 @@ class FastestPolicy(AdaptivePolicy):
         if margin < 0:
             raise ValueError(f"margin must be >= 0 (got {margin})")
         self.baseline_executors, self.margin, self.budget = int(baseline_executors), margin, float(budget)
-        self.baseline_run: tuple[int, float] | None = None  # (supersteps, executor-seconds): see plan_start
+        # (supersteps, executor-seconds, seconds) of the baseline's earlier run: see plan_start
+        self.baseline_run: tuple[int, float, float] | None = None
 
     def _want(self, ctx: Context) -> Want:
         fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
@@ -122,7 +123,9 @@ class FastestPolicy(AdaptivePolicy):
                                          f"what is left: {held[0]:.1f}s for {held[1]:.0f} executor-seconds, faster "
                                          f"than the plan and its release ({price:.1f}s) and within "
                                          f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
-            whole, whole_base = elapsed_seconds(ctx.history) + t_full, ran_base + t_base
+            # the baseline's time as its measured run took it where that run bounds the budget
+            whole = elapsed_seconds(ctx.history) + t_full
+            whole_base = self.baseline_run[2] if ran else ran_base + t_base
             if first_full < base and whole > (1 + err) * whole_base:
                 # kept only by a run slower than the baseline's (beyond the model's error): a faster
                 # run is the promise, the budget its price -- back to the baseline, over budget (480
@@ -194,7 +197,8 @@ class FastestPolicy(AdaptivePolicy):
         A run unlike the last corrects at its barriers, as any forecast."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
         at_base = run_at(past, self.baseline_executors)
-        self.baseline_run = (at_base[-1].superstep, sum(executor_seconds(r) for r in at_base)) if at_base else None
+        self.baseline_run = (at_base[-1].superstep, sum(executor_seconds(r) for r in at_base),
+                             elapsed_seconds(at_base)) if at_base else None
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat else None
         if pred is None or not pred.fitted:
             return None
