@@ -95,11 +95,12 @@ def test_fastest_budget_is_at_most_what_the_baseline_run_measured(level):
     past = records(static1 + static4)
     p = FastestPolicy(1, budget=1.2, max_executors=4, max_iterations=8, warmup=0, start_executors=2)
     p.plan_start(past, M, max_iterations=8)
-    assert p.baseline_run[:2] == (8, pytest.approx(sum(r.wall_seconds for r in past[:8])))
+    assert p.baseline_run.supersteps == 8
+    assert p.baseline_run.executor_seconds == pytest.approx(sum(r.wall_seconds for r in past[:8]))
     hist = [row(i + 1, 2, M.predict_seconds(2, w), w) for i, w in enumerate(works[:2])]
     reason = p.decide(**H(hist, M)).reason
     spent = sum(r["wall_seconds"] * 2 for r in hist)
-    measured = 1.2 * p.baseline_run[1] - spent
+    measured = 1.2 * p.baseline_run.executor_seconds - spent
     if level < 1:
         assert "an earlier run at 1 measured" in reason, reason
         assert _budget(reason) == pytest.approx(measured, abs=0.5)

@@ -9,7 +9,7 @@ searches the same plans from the other end); warm-up, cooldown, hysteresis and p
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,6 +42,14 @@ HOLD_ERROR_MOST = 0.1
 HEAVY = 1.5
 
 
+class BaselineRun(NamedTuple):
+    """The newest earlier run of this input at the baseline (:meth:`FastestPolicy.plan_start`)."""
+
+    supersteps: int
+    executor_seconds: float
+    seconds: float  # wall and barrier seconds, as ``elapsed_seconds`` counts them
+
+
 class FastestPolicy(AdaptivePolicy):
     """The shortest runtime for no more executor-seconds than ``budget`` × static at
     ``baseline_executors`` (``budget`` 1: "faster for the same executor-seconds"; 1.2: what
@@ -49,7 +57,8 @@ class FastestPolicy(AdaptivePolicy):
 
     Budget for the rest of the run = ``budget`` × (baseline × its predicted remaining time + what
     baseline would have spent so far) − what was spent (Σ executors × wall; a superstep run at the baseline
-    counts its measured time on both sides). The policy plans the remaining supersteps
+    counts its measured time on both sides) -- at most ``budget`` × what an earlier run of this input
+    at the baseline measured, less what was spent (:meth:`_bounded`). The policy plans the remaining supersteps
     (model-predictive: re-planned every barrier, only the first step is used): it minimises
     Σ t(e_k, w_k) subject to Σ e_k·t(e_k, w_k) <= budget by a Lagrange multiplier (each
     superstep takes argmin t·(1 + λ·e), λ bisected), which puts more executors where the work is
@@ -82,8 +91,7 @@ class FastestPolicy(AdaptivePolicy):
         if margin < 0:
             raise ValueError(f"margin must be >= 0 (got {margin})")
         self.baseline_executors, self.margin, self.budget = int(baseline_executors), margin, float(budget)
-        # (supersteps, executor-seconds, seconds) of the baseline's earlier run: see plan_start
-        self.baseline_run: tuple[int, float, float] | None = None
+        self.baseline_run: BaselineRun | None = None
 
     def _want(self, ctx: Context) -> Want:
         fc, pred, base = ctx.forecast, ctx.predictor, self.baseline_executors
@@ -125,7 +133,7 @@ class FastestPolicy(AdaptivePolicy):
                                          f"the model's error of the budget (+{slack:.0f}): keep {ctx.current}")
             # the baseline's time as its measured run took it where that run bounds the budget
             whole = elapsed_seconds(ctx.history) + t_full
-            whole_base = self.baseline_run[2] if ran else ran_base + t_base
+            whole_base = self.baseline_run.seconds if ran else ran_base + t_base
             if first_full < base and whole > (1 + err) * whole_base:
                 # kept only by a run slower than the baseline's (beyond the model's error): a faster
                 # run is the promise, the budget its price -- back to the baseline, over budget (480
@@ -150,9 +158,9 @@ class FastestPolicy(AdaptivePolicy):
         1.39x static-1's executor-seconds within a budget of 1.2x. The measured run is what the
         promise is judged against; the prediction stays the bound where the cluster is faster
         now than when the baseline ran."""
-        if self.baseline_run is None or self.baseline_run[0] != supersteps:
+        if self.baseline_run is None or self.baseline_run.supersteps != supersteps:
             return budget, ""
-        cost = self.baseline_run[1]
+        cost = self.baseline_run.executor_seconds
         measured = self.budget * cost - spent
         if measured >= budget:
             return budget, ""
@@ -197,8 +205,8 @@ class FastestPolicy(AdaptivePolicy):
         A run unlike the last corrects at its barriers, as any forecast."""
         super().plan_start(past, model, max_iterations)  # the last run's work: the forecast's repeat
         at_base = run_at(past, self.baseline_executors)
-        self.baseline_run = (at_base[-1].superstep, sum(executor_seconds(r) for r in at_base),
-                             elapsed_seconds(at_base)) if at_base else None
+        self.baseline_run = BaselineRun(at_base[-1].superstep, sum(executor_seconds(r) for r in at_base),
+                                        elapsed_seconds(at_base)) if at_base else None
         pred = Predictor(past, model, float(self.cores_per_executor)) if self.repeat else None
         if pred is None or not pred.fitted:
             return None
