@@ -103,6 +103,15 @@ def med(values: Sequence[float]) -> str:
     return f"{statistics.median(vals):.3g} [{min(vals):.3g}-{max(vals):.3g}]"
 
 
+def session_parser(doc: str, script: str) -> argparse.ArgumentParser:
+    """The command line of a report over the recorded Pareto sessions: ``--tags`` (which
+    sessions, :func:`superstep_tables`) and ``--out`` (``results/<script>.txt``)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--tags", help="comma-separated session tags (default: every pareto_*_supersteps.csv)")
+    ap.add_argument("--out", type=Path, default=RESULTS / f"{Path(script).stem}.txt")
+    return ap
+
+
 def superstep_tables(tags: str | None, script: str) -> list[Path]:
     """The recorded Pareto sessions' superstep tables that ``tags`` names (comma-separated; none:
     every one in ``results/``); a missing one exits 2 naming it."""

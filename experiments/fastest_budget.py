@@ -17,7 +17,6 @@ share; of the others, how many.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from common import RESULTS, session_tag, superstep_tables, write_result
+from common import session_parser, session_tag, superstep_tables, write_result
 
 COLS = ["job", "policy", "run_id", "superstep", "executors", "executor_seconds", "reason"]
 BUDGET = re.compile(r"executor-second budget (-?\d+) for ~\d+ supersteps \((?:([\d.]+)x )?baseline (\d+):")
@@ -60,10 +59,8 @@ def runs(path: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tags", help="comma-separated session tags (default: every pareto_*_supersteps.csv)")
+    ap = session_parser(__doc__, "fastest_budget.py")
     ap.add_argument("--over", type=float, default=5.0, help="executor-seconds above the measured bound that count")
-    ap.add_argument("--out", type=Path, default=RESULTS / "fastest_budget.txt")
     a = ap.parse_args(argv)
     paths = superstep_tables(a.tags, "fastest_budget.py")
     rows = [{"session": session_tag(p), **r}

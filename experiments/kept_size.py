@@ -15,13 +15,12 @@ executors' CPU seconds over the static runs' median.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from common import RESULTS, session_tag, superstep_tables, write_result
+from common import session_parser, session_tag, superstep_tables, write_result
 COLS = ["job", "policy", "run_id", "superstep", "executors", "wall_seconds", "executor_cpu_seconds"]
 
 
@@ -46,9 +45,7 @@ def session(path: Path) -> dict[str, float] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tags", help="comma-separated session tags (default: every pareto_*_supersteps.csv)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "kept_size.txt")
+    ap = session_parser(__doc__, "kept_size.py")
     a = ap.parse_args(argv)
     paths = superstep_tables(a.tags, "kept_size.py")
     rows = {session_tag(p): session(p) for p in paths}
