@@ -8,12 +8,17 @@ Why: the budget is ``share`` x the baseline's executor-seconds, its rest *predic
 run's level -- stop68all's WCC run, slow at 2 executors, read static-1's rest 21.0 s where
 static-1 ran it in 17.0 s and spent 1.39x static-1's executor-seconds on a 1.2x budget. Since
 stop 69 the budget is at most ``share`` x the measured run less what was spent
-(:meth:`~iterflow.policies.fastest.FastestPolicy._measured_budget`). Per run: the newest static
+(:meth:`~iterflow.policies.fastest.FastestPolicy._bounded`). Per run: the newest static
 run at the baseline before it of the same length (none: the run is left out), the largest excess
 of the budget the run read over that bound at any barrier, and the run's executor-seconds over
 the median of the baseline's static runs in the session (before and after). Summary: of the runs
 whose budget read more than ``--over`` executor-seconds above the bound, how many ended over their
 share; of the others, how many.
+
+The bound is computed as the policy computes it (:func:`~iterflow.loop.records.executor_seconds`
+of the records: the barrier's rescale pause counted, not the span the experiments measure from
+outside, and at each barrier what was spent before its rescale); the run's ratio to the static
+median is the table's, as the Pareto reports it.
 """
 from __future__ import annotations
 
@@ -26,13 +31,25 @@ import pandas as pd
 
 from common import session_parser, session_tag, superstep_tables, write_result
 
-COLS = ["job", "policy", "run_id", "superstep", "executors", "executor_seconds", "reason"]
+from iterflow.loop.records import executor_seconds, records
+
+COLS = ["job", "policy", "run_id", "superstep", "executors", "executor_seconds", "reason", "wall_seconds"]
+PAUSE = ["barrier_seconds", "actuation_seconds", "relayout_seconds", "executors_active", "executors_requested"]
+
+
+def own_seconds(run: pd.DataFrame) -> tuple[float, list[float]]:
+    """The run's executor-seconds as the policy counts them, and at each barrier what was spent
+    before its rescale (the policy's ``spent``: the superstep's executors over it and its barrier)."""
+    rec = records(run)
+    each = [executor_seconds(r) for r in rec]
+    before = np.concatenate([[0.0], np.cumsum(each)[:-1]])
+    return float(sum(each)), [float(b + r.executors * (r.wall_seconds + r.barrier_seconds)) for b, r in zip(before, rec)]
 BUDGET = re.compile(r"executor-second budget (-?\d+) for ~\d+ supersteps \((?:([\d.]+)x )?baseline (\d+):")
 
 
 def runs(path: Path) -> list[dict]:
     """One session's ``fastest`` runs that have a static run at their baseline before them."""
-    df = pd.read_csv(path, usecols=lambda c: c in COLS, low_memory=False)
+    df = pd.read_csv(path, usecols=lambda c: c in COLS or c in PAUSE, low_memory=False)  # older tables: no pause
     if set(COLS) - set(df.columns):
         return []
     out = []
@@ -42,7 +59,7 @@ def runs(path: Path) -> list[dict]:
             if run.policy.iloc[0] != "fastest":
                 continue
             read = [(int(m.group(1)), float(m.group(2) or 1.0), int(m.group(3)), spent)
-                    for m, spent in zip(map(BUDGET.search, run.reason.astype(str)), run.executor_seconds.cumsum()) if m]
+                    for m, spent in zip(map(BUDGET.search, run.reason.astype(str)), own_seconds(run)[1]) if m]
             if not read:
                 continue
             share, base = read[0][1], read[0][2]
@@ -50,7 +67,7 @@ def runs(path: Path) -> list[dict]:
             before = [g for _, g in order[:k] if g.policy.iloc[0] == f"static-{base}" and len(g) == len(run)]
             if not before:
                 continue
-            cost = float(before[-1].executor_seconds.sum())
+            cost = own_seconds(before[-1])[0]
             over = max(b - (share * cost - spent) for b, _, _, spent in read)
             ratio = float(run.executor_seconds.sum()) / float(np.median([g.executor_seconds.sum() for g in static]))
             out.append({"job": job, "share": share, "over": over, "ratio": ratio,
