@@ -38,6 +38,8 @@ from iterflow.loop.driver import IterationDriver
 from iterflow.observe.eventlog import consistent, executors_by_superstep, find_log
 from iterflow.loop.program import IterativeProgram
 from iterflow.app.tracking import RunTracker
+from iterflow.cluster.session import parse_conf
+from iterflow.errors import InputError
 
 SUMMARY_COLUMNS = ["experiment", "job", "config", "metric", "median", "min", "max", "n", "note"]
 
@@ -67,9 +69,16 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
                     help="MLflow experiment the runs are logged to (store: MLFLOW_TRACKING_URI or ./mlflow.db)")
     ap.add_argument("--sklearn-model", action="store_true", default=None,
                     help="log the resource model as an sklearn model (default: full mode only)")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting of the application, over iterflow's defaults and the experiment's own "
+                         "(e.g. spark.serializer=org.apache.spark.serializer.JavaSerializer); the note says so")
     if extra:
         extra(ap)
     args = ap.parse_args()
+    try:
+        args.conf = parse_conf(args.conf)
+    except InputError as exc:
+        ap.error(str(exc))
     args.reps_given = args.reps is not None
     args.reps = args.reps or quick_reps
     args.data = args.data or ("small" if args.quick else "large")
@@ -88,7 +97,9 @@ def cluster(args: argparse.Namespace, conf: dict[str, str] | None = None) -> Ite
     Spark's event log is on (``args.eventlog``), so every run is checked from outside the
     framework: the executors alive at each superstep's first job (:func:`eventlog_check`)."""
     args.eventlog = Path(tempfile.mkdtemp(prefix="iterflow-eventlog-"))
-    conf, jit = executor_jit(args, conf)
+    given = getattr(args, "conf", {})
+    conf, jit = executor_jit(args, {**(conf or {}), **given})
+    jit += "".join(f"; {k}={v}" for k, v in given.items())
     try:
         with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions, conf=conf,
                               eventlog=args.eventlog) as (c, spark):

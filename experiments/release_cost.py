@@ -145,8 +145,6 @@ def main() -> int:
         ap.add_argument("--from-csv", action="store_true", help="only analyse results/release_cost*.csv again")
         ap.add_argument("--job", choices=sorted(JOBS), default="pagerank")
         ap.add_argument("--modes", default="kill,decommission", help=f"comma-separated, of {', '.join(MODES)}")
-        ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting of the application (e.g. spark.storage.decommission.shuffleBlocks.enabled=false)")
 
     args = parse_args(__doc__, NAME, extra, quick_reps=3)
     if args.from_csv:  # the supersteps' walls are in the table: the figures again, no cluster
@@ -166,9 +164,7 @@ def main() -> int:
         return 0
     rows = []
     path = rmat(18, 1_000_000) if args.job == "pagerank" else rmat(19, 600_000, tail=30)
-    conf = dict(kv.split("=", 1) for kv in args.conf)
-    with cluster(args, conf) as (_, spark, note):
-        note += "".join(f"; {k}={v}" for k, v in conf.items())
+    with cluster(args) as (_, spark, note):  # --conf: harness.parse_args, in the note
         g = load_graph(spark, str(path), "edgelist", partitions=args.partitions)
         for e in (args.workers, 2, 1):
             warm_up(spark, PageRank(g, max_iterations=3), args, executors=e)
