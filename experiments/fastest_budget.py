@@ -35,16 +35,16 @@ from iterflow.loop.records import executor_seconds, records
 
 COLS = ["job", "policy", "run_id", "superstep", "executors", "executor_seconds", "reason", "wall_seconds"]
 PAUSE = ["barrier_seconds", "actuation_seconds", "relayout_seconds", "executors_active", "executors_requested"]
+BUDGET = re.compile(r"executor-second budget (-?\d+) for ~\d+ supersteps \((?:([\d.]+)x )?baseline (\d+):")
 
 
 def own_seconds(run: pd.DataFrame) -> tuple[float, list[float]]:
     """The run's executor-seconds as the policy counts them, and at each barrier what was spent
-    before its rescale (the policy's ``spent``: the superstep's executors over it and its barrier)."""
+    before its rescale (the policy's ``spent``: the barrier's own record is not actuated yet)."""
     rec = records(run)
     each = [executor_seconds(r) for r in rec]
     before = np.concatenate([[0.0], np.cumsum(each)[:-1]])
-    return float(sum(each)), [float(b + r.executors * (r.wall_seconds + r.barrier_seconds)) for b, r in zip(before, rec)]
-BUDGET = re.compile(r"executor-second budget (-?\d+) for ~\d+ supersteps \((?:([\d.]+)x )?baseline (\d+):")
+    return float(sum(each)), [float(b + executor_seconds(r.with_(actuated=None))) for b, r in zip(before, rec)]
 
 
 def runs(path: Path) -> list[dict]:

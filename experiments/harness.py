@@ -97,14 +97,14 @@ def cluster(args: argparse.Namespace, conf: dict[str, str] | None = None) -> Ite
     Spark's event log is on (``args.eventlog``), so every run is checked from outside the
     framework: the executors alive at each superstep's first job (:func:`eventlog_check`)."""
     args.eventlog = Path(tempfile.mkdtemp(prefix="iterflow-eventlog-"))
-    given = getattr(args, "conf", {})
-    conf, jit = executor_jit(args, {**(conf or {}), **given})
-    jit += "".join(f"; {k}={v}" for k, v in given.items())
+    given = getattr(args, "conf", {})  # --conf: over the experiment's own settings, named in the note
+    conf, said = executor_jit(args, {**(conf or {}), **given})
+    said += "".join(f"; {k}={v}" for k, v in given.items())
     try:
         with emulated_cluster(args.workers, args.cpu_share, partitions=args.partitions, conf=conf,
                               eventlog=args.eventlog) as (c, spark):
             spark.sparkContext.setLogLevel("ERROR")
-            yield c, spark, (c.cpu_share_note or "no cpu share") + jit
+            yield c, spark, (c.cpu_share_note or "no cpu share") + said
     finally:
         shutil.rmtree(args.eventlog, ignore_errors=True)
 
