@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from common import session_parser, session_tag, superstep_tables, write_result
+
 COLS = ["job", "policy", "run_id", "superstep", "executors", "wall_seconds", "executor_cpu_seconds"]
 
 
