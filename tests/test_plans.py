@@ -93,7 +93,8 @@ def test_free_rescales_plan_as_the_unpriced_family():
 
 def test_each_multiplier_finds_the_best_priced_plan():
     """Against every plan of 3 sizes over 4 samples: at each multiplier the dynamic program's plan
-    minimises time x (1 + lambda x executors), its prices included, from the start size."""
+    minimises time x (1 + lambda x executors), its prices included (held by the new size, or a
+    release's by the size it leaves), from the start size."""
     from itertools import product
 
     from iterflow.policies.plans import _priced_family, _priced_totals
@@ -103,15 +104,19 @@ def test_each_multiplier_finds_the_best_priced_plan():
     w = np.array([1.0, 2.0, 1.0, 3.0])
     P = releases(3, 2.5, 1.5)
     step = S * w
-    at = _priced_family(S, Es, w, P, start=2)
-    for lam in (0.0, 0.05, 0.3, 2.0):
-        def score(k: np.ndarray) -> float:
+    new_size = np.broadcast_to(Es, (3, 3))
+    for H in (new_size, np.maximum(Es[:, None], Es[None, :])):
+        at = _priced_family(S, Es, w, P, 2, H)
+        for lam in (0.0, 0.05, 0.3, 2.0):
+            def score(k: np.ndarray) -> float:
+                prev = np.concatenate([[2], k[:-1]])
+                return float(step[k, np.arange(4)] @ (1 + lam * Es[k]) + P[prev, k] @ (1 + lam * H[prev, k]))
+            brute = min(score(np.array(k)) for k in product(range(3), repeat=4))
+            k, t, c = at(lam)
+            assert score(k) == pytest.approx(brute)
+            assert (t, c) == pytest.approx(_priced_totals(k, step, Es, P, 2, H))
             prev = np.concatenate([[2], k[:-1]])
-            return float((step[k, np.arange(4)] + P[prev, k]) @ (1 + lam * Es[k]))
-        brute = min(score(np.array(k)) for k in product(range(3), repeat=4))
-        k, t, c = at(lam)
-        assert score(k) == pytest.approx(brute)
-        assert (t, c) == pytest.approx(_priced_totals(k, step, Es, P, 2))
+            assert c == pytest.approx(float(step[k, np.arange(4)] @ Es[k] + P[prev, k] @ H[prev, k]))
 
 
 def test_a_priced_plan_goes_straight_down_where_two_releases_cost_more():

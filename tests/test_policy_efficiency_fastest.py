@@ -61,17 +61,22 @@ def test_a_release_goes_at_most_4x_below_the_slots_the_replay_measured(measured,
     assert ("no lower than" in got.reason) == (floor > 1)
 
 
-def test_fastest_over_budget_goes_back_to_its_baseline_not_below_it_when_below_is_slower():
+def test_fastest_over_budget_takes_the_cheapest_plan_ending_by_the_baselines_finish():
     """Started above its baseline (12) and over budget: the plan within the budget runs the rest
-    below it and the whole run ends slower than at the baseline -- fastest goes back to 12 and
-    spends over budget instead (its promise is a faster run); a plan below the baseline that
-    ends no slower (a tail of fixed cost) is still taken."""
+    below it and the whole run ends slower than at the baseline -- fastest spends over budget
+    instead (its promise is a faster run), on the cheapest plan that still ends by the
+    baseline's finish: here (work / executors, free rescales) the fewest executors that do, not
+    the baseline itself; a plan below the baseline that ends no slower (a tail of fixed cost) is
+    still taken within the budget."""
     heavy = FakeModel(0.2, 1.0)  # 0.2 s outside tasks + work/executors
     hist = [row(i, 43, 3.0 * heavy.predict_seconds(43, 1000.0), 1000.0) for i in range(1, 3)]  # 3x slow: over
     p = FastestPolicy(12, max_executors=120, max_iterations=12, **QUICK)
     got = p.decide(**H(hist, heavy))
-    assert got.executors == 12, got.reason
-    assert "ends slower than at the baseline" in got.reason
+    assert "ends slower than at the baseline" in got.reason and "the cheapest plan ending by then" in got.reason
+    base_finish = float(got.reason.split(" against ")[1].split("s at 12")[0])
+    elapsed = sum(r["wall_seconds"] for r in hist)
+    fits = [e for e in range(1, 121) if elapsed + 10 * heavy.predict_seconds(e, 1000.0) <= base_finish]
+    assert got.executors == min(fits) < 43, got.reason  # exs grow with e here: the fewest that end in time
     tail = FakeModel(0.2, 1e-6)  # the rest as fast at any size: below the baseline costs nothing
     hist = [row(i, 43, 3.0 * tail.predict_seconds(43, 1000.0), 1000.0) for i in range(1, 3)]
     got = FastestPolicy(12, max_executors=120, max_iterations=12, **QUICK).decide(**H(hist, tail))
@@ -235,13 +240,14 @@ def test_fastest_scales_in_at_once_when_over_budget():
     """Ran at 16 (far more executor-seconds than 4 would have spent): even one more superstep
     there and the cheapest rest after it is over the budget by more than the model's error, so
     it releases at once -- to its baseline 4, not below: the plan within the budget (1 executor
-    for the rest) would end the run 2.7x slower than the baseline (stop 66; it was taken before)."""
+    for the rest) would end the run 2.7x slower than the baseline (stop 66; it was taken before),
+    and 4 is the cheapest plan still ending by the baseline's finish."""
     m = FakeModel(5.0, 0.01)
     hist = flat(3, 16, m)
     p = FastestPolicy(4, max_executors=16, max_iterations=12, wait_count=3, cooldown=5, warmup=0,
                       scale_in_seconds=0)
     r = p.decide(**H(hist, m))
-    assert r.executors == 4 and "over budget at 16" in r.reason and "back to 4" in r.reason
+    assert r.executors == 4 and "over budget at 16" in r.reason and "scale in 16 -> 4" in r.reason
 
 
 def test_fastest_keeps_its_size_for_a_heavy_superstep_a_small_overshoot_away():

@@ -2,6 +2,7 @@
 a scale-in pay its own, each learned from this run, earlier runs or the prior."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -181,3 +182,25 @@ def test_the_clusters_releases_price_a_cold_run_by_kind():
     assert p.scale_in_cost([], light=True)[0] == pytest.approx(3.1)
     p.learn_rescales(records([row(3, 2, 1.2), light, row(5, 1, 1.9)]), scale_ins=[])
     assert p.scale_in_cost([], light=False)[0] is None  # the prior: one superstep at the new size
+
+
+def test_a_releases_pause_is_held_by_the_size_it_leaves():
+    """``executor_seconds`` counts a release's pause at the barrier at the size it leaves and
+    its cold superstep at the size it goes to; the plans' holders say the same, by the measured
+    releases' share of pause (stop69all's WCC 3 -> 1: 0.65 s at 3, then 1.15 s cold at 1)."""
+    from iterflow.loop.rescales import rescale_parts
+
+    rows = [row(1, 3, 5.0), row(2, 3, 5.0, decision="down", actuation_seconds=0.5, executors_active=1),
+            row(3, 1, 6.0, cold_seconds=1.5), row(4, 1, 6.0), row(5, 1, 6.0)]
+    hist = records(rows)
+    assert rescale_parts(hist, "down") == [(pytest.approx(0.5), pytest.approx(1.5))]
+    p = TargetPolicy(100.0, max_executors=4)
+    E = [1, 2, 3, 4]
+    H = p.transition_held(hist, E)
+    # a light release: a quarter of its price is pause, held by the size it leaves
+    assert H[2, 0] == pytest.approx(1 + 0.25 * 2) and H[3, 0] == pytest.approx(1 + 0.25 * 3)
+    # a rebuilding one, none of its kind measured: all cold (the prior), at the new size
+    assert H[3, 1] == pytest.approx(2.0) and H[2, 1] == pytest.approx(2.0)
+    # a scale-out and no change: the new size
+    assert list(H[0]) == pytest.approx(E) and H[1, 1] == pytest.approx(2.0)
+    assert (p.transition_held([], E) == np.broadcast_to(np.array(E, float), (4, 4))).all()  # none measured

@@ -57,6 +57,15 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
     it); ``direction`` ``"down"``: only the scale-ins the policy decided; ``"up"``: every other
     (a rescale whose direction was not recorded is priced as the costlier kind). ``light``:
     only the scale-ins that are (True) or are not (False) :func:`light_release`."""
+    return [pause + cold for pause, cold in rescale_parts(history, direction, light)]
+
+
+def rescale_parts(history: Sequence[SuperstepRecord], direction: str | None = None,
+                  light: bool | None = None) -> list[tuple[float, float]]:
+    """:func:`rescale_costs` as ``(pause, cold)``: the seconds spent at barriers (held by the
+    executors there before a release left) and the cold supersteps' excess (run by the size
+    after it). Why apart: ``executor_seconds`` counts a release's pause at the size it leaves,
+    its cold superstep at the size it goes to."""
     out = []
     for k, r in enumerate(history):
         act = r.actuated
@@ -68,7 +77,7 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
         decision = r.decided.decision if r.decided is not None else None
         if (direction == "down" and decision != "down") or (direction == "up" and decision == "down"):
             continue
-        prev, coming = r, bool(act.executors_pending)
+        prev, coming, cold = r, bool(act.executors_pending), 0.0
         released = act.executors_active is not None and act.executors_active < r.executors
         if light is not None and decision == "down" and light_release(r.executors, act.executors_active) != light:
             continue
@@ -76,7 +85,7 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
             nxt = history[j]
             if nxt.superstep != prev.superstep + 1:
                 break
-            pause += nxt.predicted.cold_seconds or 0.0
+            cold += nxt.predicted.cold_seconds or 0.0
             a = nxt.actuated
             if a is None and nxt is history[-1]:  # the barrier deciding now: its executors may still come
                 break
@@ -87,12 +96,12 @@ def rescale_costs(history: Sequence[SuperstepRecord], direction: str | None = No
                       and (bool(a.executors_pending or a.executors_arrived) or a.laying_out))
             if not coming:
                 if released and not rescaled:  # the release's transient goes on
-                    pause += sum(x.predicted.cold_seconds for x in cold_run(history, j))
+                    cold += sum(x.predicted.cold_seconds for x in cold_run(history, j))
                 break
             pause += a.pause_seconds or 0.0
             prev = nxt
         if not coming:  # a scale-out whose executors are still coming has no price yet
-            out.append(pause)
+            out.append((pause, cold))
     return out
 
 

@@ -125,10 +125,10 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
             raise ValueError(f"scale_in_seconds must be >= 0 (got {scale_in_seconds})")
         self.scale_in_seconds = scale_in_seconds  # the prior of a scale-in; None: one superstep
         self.past_rescales: list[float] = []  # pauses of earlier runs' rescales (learn_rescales)
-        self.past_scale_ins: list[float] = []  # the scale-ins among them
-        self.past_scale_in_kinds: dict[bool, list[float]] = {True: [], False: []}  # light or rebuilding ones
-        self.cluster_scale_ins: list[float] = []  # releases of any program's runs on this cluster
-        self.cluster_scale_in_kinds: dict[bool, list[float]] = {True: [], False: []}  # the same, by kind
+        self.past_scale_ins: list[tuple[float, float]] = []  # the scale-ins among them, (pause, cold) each
+        self.past_scale_in_kinds: dict[bool, list[tuple[float, float]]] = {True: [], False: []}  # light or rebuilding ones
+        self.cluster_scale_ins: list[tuple[float, float]] = []  # releases of any program's runs on this cluster
+        self.cluster_scale_in_kinds: dict[bool, list[tuple[float, float]]] = {True: [], False: []}  # the same, by kind
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
         self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)
         self.start_excess: list[float] = []  # a run's first supersteps over its steady one (learn_rescales)

@@ -96,8 +96,9 @@ class EfficiencyPolicy(AdaptivePolicy):
                 f"the ~{fc.remaining} supersteps left {rest:.1f}s at {cur} executors, "
                 f"{'/'.join(f'{x:.1f}' for x in R)}s at {E[0]}..{E[-1]} ({fc.how}; {pred.note})")
         P, how = self.transition_prices(ctx.history, E)
+        H = self.transition_held(ctx.history, E)
         if rest > allowed(self.slowdown_bound):
-            plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound), prices=P, start=k)
+            plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound), prices=P, start=k, held=H)
             n = int(E[plan[0]])
             if n > cur:
                 return Want(n, f"{head}: behind the bound; plan {n}..{int(E[plan[-1]])}: {t:.1f}s for {c:.0f} "
@@ -105,7 +106,7 @@ class EfficiencyPolicy(AdaptivePolicy):
             return Want(cur, f"{head}: behind the bound, and no plan starting above {cur} catches up "
                              f"(rescales priced: {how}); keep {cur}")
         goal = allowed(self.slowdown_bound * (1 - self.band))
-        plan, t, c = cheapest_plan(S, E, fc.weights, goal, prices=P, start=k)
+        plan, t, c = cheapest_plan(S, E, fc.weights, goal, prices=P, start=k, held=H)
         n = int(E[plan[0]])
         if n < cur:
             fits = f"within {1 + self.slowdown_bound * (1 - self.band):.2f}x" if t <= goal else "the fastest plan"
@@ -137,7 +138,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         whole = float(S[-1] @ weights) + bars
         bound = 1 + self.slowdown_bound * (1 - self.band)
         P, how = self.transition_prices(run, E)  # the last run's releases, else the cluster's, else the prior
-        plan, t, c = cheapest_plan(S, E, weights, bound * whole - bars, prices=P)
+        plan, t, c = cheapest_plan(S, E, weights, bound * whole - bars, prices=P, held=self.transition_held(run, E))
         n = int(E[plan[0]])
         if t > bound * whole - bars or n == self.start_executors:
             return None

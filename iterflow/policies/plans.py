@@ -13,7 +13,8 @@ jump from 16 to 9, skipping the 10 that fits the allowance. So each search also 
 for the whole rest and takes it where it does better (:func:`_or_constant`).
 
 Rescales may be priced (``prices[p, r]``: seconds a change from size ``p`` to size ``r`` adds,
-held at ``r``'s executors; ``start``: the size now). Then the plan at ``λ`` is a shortest path
+held by ``held[p, r]`` executors -- by default ``r``'s, a release's pause by those it leaves where
+the policy says so; ``start``: the size now). Then the plan at ``λ`` is a shortest path
 over (sample, size) -- :func:`_priced_family`, the policies' counterpart of the priced bound of
 :mod:`iterflow.simulate.bounds` -- and a plan changes size only where the change pays: stop 46's
 plans priced none, and ``fastest`` stepped down 3 -> 2 -> 1 (two releases at ~4-5 s each) where
@@ -56,17 +57,18 @@ def _family(S: np.ndarray, E: np.ndarray, weights: np.ndarray) -> Family:
 
 
 def _priced_family(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np.ndarray,
-                   start: int | None) -> Family:
-    """As :func:`_family`, each change of size priced by ``prices[p, r]`` (seconds, held at
-    ``E[r]``), the first sample entered from row ``start`` (free where ``None``): at each ``λ``
-    the plan minimising ``Σ (t + price)·(1 + λ·e)``, by dynamic programming over the samples."""
+                   start: int | None, held: np.ndarray) -> Family:
+    """As :func:`_family`, each change of size priced by ``prices[p, r]`` (seconds, held by
+    ``held[p, r]`` executors), the first sample entered from row ``start`` (free where ``None``):
+    at each ``λ`` the plan minimising ``Σ t·(1 + λ·e) + price·(1 + λ·held)``, by dynamic
+    programming over the samples."""
     n, m = S.shape
     step = S * weights[None, :]  # (sizes, samples): a sample's seconds at each size
 
     def many(lams: np.ndarray) -> list[Plan]:
         L = lams.size
         scale = 1 + lams[:, None] * E[None, :]  # (λs, sizes)
-        move = prices[None, :, :] * scale[:, None, :]  # (λs, prev, next)
+        move = prices[None, :, :] * (1 + lams[:, None, None] * held[None, :, :])  # (λs, prev, next)
         best = step[None, :, 0] * scale if start is None else move[:, start] + step[None, :, 0] * scale
         back = np.zeros((m, L, n), dtype=np.int64)
         for j in range(1, m):
@@ -78,19 +80,21 @@ def _priced_family(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np
         rows = np.arange(L)
         for j in range(m - 1, 0, -1):
             K[:, j - 1] = back[j, rows, K[:, j]]
-        T, C = _priced_totals(K, step, E, prices, start)
+        T, C = _priced_totals(K, step, E, prices, start, held)
         return [(k, float(t), float(c)) for k, t, c in zip(K, T, C)]
     return Family(many)
 
 
 def _priced_totals(k: np.ndarray, step: np.ndarray, E: np.ndarray, prices: np.ndarray,
-                   start: int | None) -> tuple[Any, Any]:
+                   start: int | None, held: np.ndarray) -> tuple[Any, Any]:
     """Time and executor-seconds of plan ``k`` (or of each row of ``k``), its rescales' prices
-    included."""
+    included (held by ``held``)."""
     t = step[k, np.arange(k.shape[-1])]
     first = k[..., :1] if start is None else np.full(k.shape[:-1] + (1,), start)
-    t = t + prices[np.concatenate([first, k[..., :-1]], axis=-1), k]
-    return t.sum(axis=-1), (E[k] * t).sum(axis=-1)
+    prev = np.concatenate([first, k[..., :-1]], axis=-1)
+    moved = prices[prev, k]
+    t = t + moved
+    return t.sum(axis=-1), (E[k] * t + (held[prev, k] - E[k]) * moved).sum(axis=-1)  # held beyond the new size
 
 
 #: multipliers a round of :func:`_bisect` tries at once
@@ -125,39 +129,47 @@ def _bisect(at: Family, ok: Callable[[Plan], bool], lo_ok: bool) -> Plan:
 
 
 def _or_constant(plan: Plan, S: np.ndarray, E: np.ndarray, weights: np.ndarray, limit: float, by: int,
-                 entry: np.ndarray | None = None) -> Plan:
+                 entry: tuple[np.ndarray, np.ndarray] | None = None) -> Plan:
     """``plan``, or one size kept for the whole rest where it does better by ``plan[by]`` (1: time,
     2: executor-seconds) within ``limit`` on the other of the two; ``entry``: each size's price
-    of changing to it now."""
-    T = S @ weights + (0.0 if entry is None else entry)
-    measure = (T, E * T)
+    of changing to it now, and the executors holding it."""
+    T = S @ weights + (0.0 if entry is None else entry[0])
+    C = E * T + (0.0 if entry is None else entry[0] * (entry[1] - E))  # held beyond the new size
+    measure = (T, C)
     ok = np.flatnonzero(measure[2 - by] <= limit)
     score = measure[by - 1]
     if not ok.size or score[ok].min() >= plan[by]:
         return plan
     i = int(ok[np.argmin(score[ok])])
-    return np.full(S.shape[1], i), float(T[i]), float(E[i] * T[i])
+    return np.full(S.shape[1], i), float(T[i]), float(C[i])
 
 
 def _plans(S: np.ndarray, E: np.ndarray, weights: np.ndarray, prices: np.ndarray | None,
-           start: int | None) -> tuple[Family, np.ndarray | None]:
-    """The family of plans (priced where ``prices`` is given) and each size's entry price."""
+           start: int | None, held: np.ndarray | None = None) -> tuple[Family, tuple[np.ndarray, np.ndarray] | None]:
+    """The family of plans (priced where ``prices`` is given) and each size's entry price with
+    the executors holding it."""
     if prices is None:
         return _family(S, E, weights), None
     prices = np.asarray(prices, float)
-    if prices.shape != (len(E), len(E)) or np.any(prices < 0) or not np.all(np.isfinite(prices)):
-        raise ValueError(f"prices must be a finite, non-negative {len(E)}x{len(E)} matrix (got shape {prices.shape})")
-    if start is not None and not 0 <= start < len(E):
-        raise ValueError(f"start must index one of the {len(E)} sizes (got {start})")
-    entry = None if start is None else prices[start]
-    return _priced_family(S, E, np.asarray(weights, float), prices, start), entry
+    n = len(E)
+    if prices.shape != (n, n) or np.any(prices < 0) or not np.all(np.isfinite(prices)):
+        raise ValueError(f"prices must be a finite, non-negative {n}x{n} matrix (got shape {prices.shape})")
+    held = np.broadcast_to(np.asarray(E, float)[None, :], (n, n)) if held is None else np.asarray(held, float)
+    if held.shape != (n, n) or np.any(held < 0) or not np.all(np.isfinite(held)):
+        raise ValueError(f"held must be a finite, non-negative {n}x{n} matrix (got shape {held.shape})")
+    if start is not None and not 0 <= start < n:
+        raise ValueError(f"start must index one of the {n} sizes (got {start})")
+    entry = None if start is None else (prices[start], held[start])
+    return _priced_family(S, E, np.asarray(weights, float), prices, start, held), entry
 
 
 def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float, *,
-                 prices: np.ndarray | None = None, start: int | None = None) -> Plan:
+                 prices: np.ndarray | None = None, start: int | None = None,
+                 held: np.ndarray | None = None) -> Plan:
     """The fastest plan costing <= ``b`` executor-seconds (the cheapest where none does);
-    ``prices``/``start``: rescales priced (module docstring)."""
-    at, entry = _plans(S, E, weights, prices, start)
+    ``prices``/``start``: rescales priced (module docstring); ``held``: the executors holding
+    each price (default: the new size's)."""
+    at, entry = _plans(S, E, weights, prices, start, held)
     b = b * (1 + 1e-9)  # the baseline's own plan costs exactly its budget
     best = at(0.0)
     if best[2] <= b:
@@ -166,10 +178,11 @@ def fastest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, b: float, *,
 
 
 def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: float, *,
-                  prices: np.ndarray | None = None, start: int | None = None) -> Plan:
+                  prices: np.ndarray | None = None, start: int | None = None,
+                  held: np.ndarray | None = None) -> Plan:
     """The cheapest plan taking <= ``allowed`` seconds (the fastest, ``λ = 0``, where none does);
-    ``prices``/``start``: rescales priced (module docstring)."""
-    at, entry = _plans(S, E, weights, prices, start)
+    ``prices``/``start``/``held``: rescales priced (module docstring, :func:`fastest_plan`)."""
+    at, entry = _plans(S, E, weights, prices, start, held)
     allowed = allowed * (1 + 1e-9)
     fastest = at(0.0)
     if fastest[1] > allowed:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from iterflow.loop.records import records
-from iterflow.loop.rescales import light_release, registration_delays, rescale_costs
+from iterflow.loop.rescales import light_release, registration_delays, rescale_costs, rescale_parts
 from iterflow.model.warmup import start_excess
 from iterflow.policies.core import History
 
@@ -32,10 +32,10 @@ class RescalePrices:
     rescale_seconds: float
     scale_in_seconds: float | None
     past_rescales: list[float]
-    past_scale_ins: list[float]
-    past_scale_in_kinds: dict[bool, list[float]]
-    cluster_scale_ins: list[float]
-    cluster_scale_in_kinds: dict[bool, list[float]]
+    past_scale_ins: list[tuple[float, float]]  # (pause, cold) each: rescale_parts
+    past_scale_in_kinds: dict[bool, list[tuple[float, float]]]
+    cluster_scale_ins: list[tuple[float, float]]
+    cluster_scale_in_kinds: dict[bool, list[tuple[float, float]]]
     past_delays: list[float]
     start_delays: list[float]
     start_excess: list[float]
@@ -98,10 +98,10 @@ class RescalePrices:
         rows = records(history)
         self.past_rescales = rescale_costs(rows, "up")
         own = rows if scale_ins is None else records(scale_ins)
-        self.past_scale_in_kinds = {k: rescale_costs(own, "down", light=k) for k in (True, False)}
+        self.past_scale_in_kinds = {k: rescale_parts(own, "down", light=k) for k in (True, False)}
         self.past_scale_ins = self.past_scale_in_kinds[True] + self.past_scale_in_kinds[False]  # every release
         # any program's, by kind: the price before the prior
-        self.cluster_scale_in_kinds = {k: rescale_costs(rows, "down", light=k) for k in (True, False)}
+        self.cluster_scale_in_kinds = {k: rescale_parts(rows, "down", light=k) for k in (True, False)}
         self.cluster_scale_ins = self.cluster_scale_in_kinds[True] + self.cluster_scale_in_kinds[False]
         self.past_delays = registration_delays(rows)
         self.start_excess = start_excess(rows)
@@ -149,7 +149,17 @@ class RescalePrices:
         # ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold run's release
         # to one at three times its cost, and ``target`` released 3 -> 2 early where keeping 3 and
         # releasing to 1 later was cheaper (stop 57)
-        here = {k: rescale_costs(history, "down", light=k) for k in (True, False)}
+        found, how = self._scale_ins_found(history, light)
+        if found:
+            return float(np.median([pause + cold for pause, cold in found])), how
+        if self.scale_in_seconds is not None:
+            return self.scale_in_seconds, "prior"
+        return None, "prior: one superstep as this run's ran, at the new size"
+
+    def _scale_ins_found(self, history: History, light: bool | None) -> tuple[list[tuple[float, float]], str]:
+        """The measured releases that price one of kind ``light`` (:meth:`scale_in_cost`), as
+        ``(pause, cold)``, and where they came from; none: ``[]``."""
+        here = {k: rescale_parts(history, "down", light=k) for k in (True, False)}
         mine = {k: here[k] or self.past_scale_in_kinds.get(k, []) for k in (True, False)}
         for kinds, every, said in (
                 (mine, here[True] + here[False] or self.past_scale_ins, "measured over {n} {what}"),
@@ -158,10 +168,25 @@ class RescalePrices:
             found, what = _by_kind(kinds, every, light)
             if found:
                 n = len(found)
-                return float(np.median(found)), said.format(n=n, what=what.format(s="s" if n > 1 else ""))
-        if self.scale_in_seconds is not None:
-            return self.scale_in_seconds, "prior"
-        return None, "prior: one superstep as this run's ran, at the new size"
+                return found, said.format(n=n, what=what.format(s="s" if n > 1 else ""))
+        return [], ""
+
+    def transition_held(self, history: History, executors: Any) -> np.ndarray:
+        """``held[p, r]``: the executors that hold :meth:`transition_prices`' seconds of a change
+        from ``executors[p]`` to ``executors[r]``, as ``executor_seconds`` counts them -- a
+        release's pause at the size it leaves, its cold supersteps at the size it goes to (the
+        measured releases' median share of pause, :meth:`_scale_ins_found`; none measured: all
+        cold); every other change's at the new size. Why: plans that hold a release's seconds at
+        the new size price stop69all's WCC 3 -> 1 at 1 x 0.9 s where it cost 3 x 0.65 s at the
+        barrier and 1 x 1.15 s after it."""
+        E = np.asarray(executors, float).ravel()
+        share = {}
+        for k in (True, False):
+            found, _ = self._scale_ins_found(history, k)
+            share[k] = float(np.median([p / (p + c) if p + c > 0 else 0.0 for p, c in found])) if found else 0.0
+        before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
+        pause = np.array([[share[light_release(int(a), int(b))] if b < a else 0.0 for b in E] for a in E])
+        return after + pause * np.maximum(before - after, 0.0)
 
     def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
         """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`
@@ -205,7 +230,8 @@ class RescalePrices:
                 f"at {n} executors): keep {ctx.current}")
 
 
-def _by_kind(kinds: dict[bool, list[float]], every: list[float], light: bool | None) -> tuple[list[float], str]:
+def _by_kind(kinds: dict[bool, list[tuple[float, float]]], every: list[tuple[float, float]],
+             light: bool | None) -> tuple[list[tuple[float, float]], str]:
     """The releases that price one of kind ``light`` (:meth:`RescalePrices.scale_in_cost`), and
     what they are (``{s}``: the plural): those of its kind; a light one with none of its kind:
     ``every`` release (a rebuilding one costs more: an upper bound); a rebuilding one with none:
