@@ -179,13 +179,12 @@ class RescalePrices:
         cold); every other change's at the new size. Why: plans that hold a release's seconds at
         the new size price stop69all's WCC 3 -> 1 at 1 x 0.9 s where it cost 3 x 0.65 s at the
         barrier and 1 x 1.15 s after it."""
-        E = np.asarray(executors, float).ravel()
         share = {}
         for k in (True, False):
             found, _ = self._scale_ins_found(history, k)
             share[k] = float(np.median([p / (p + c) if p + c > 0 else 0.0 for p, c in found])) if found else 0.0
-        before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
-        pause = np.array([[share[light_release(int(a), int(b))] if b < a else 0.0 for b in E] for a in E])
+        before, after, light = _changes(executors)
+        pause = np.where(after < before, np.where(light, share[True], share[False]), 0.0)
         return after + pause * np.maximum(before - after, 0.0)
 
     def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
@@ -203,11 +202,9 @@ class RescalePrices:
         to a plan (:mod:`~iterflow.policies.plans`) -- a scale-out's :meth:`rescale_cost`, a
         scale-in's as :meth:`scale_in_prices` prices it. ``how``: where the two prices came
         from. Each kind is priced once."""
-        E = np.asarray(executors, float).ravel()
         up, up_how = self.rescale_cost(history)
         priced = {k: self.scale_in_cost(history, light=k) for k in (True, False)}
-        before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
-        light = [[light_release(int(a), int(b)) for b in E] for a in E]
+        before, after, light = _changes(executors)
         down = _release_seconds(priced, light, _median_wall(history), before, after)
         P = np.where(after > before, up, np.where(after < before, down, 0.0))
         said = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in priced.items()}
@@ -245,6 +242,17 @@ def _median_wall(history: History) -> float:
     """The median superstep so far (0 before any): the prior's unit for a release."""
     walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
     return float(np.median(walls)) if walls else 0.0
+
+
+def _changes(executors: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every change between two of ``executors``: the size before (rows ``p``) and after (columns
+    ``r``), and whether a release from one to the other is
+    :func:`~iterflow.loop.rescales.light_release` -- the one grid :meth:`RescalePrices.
+    transition_prices` and :meth:`RescalePrices.transition_held` read alike."""
+    E = np.asarray(executors, float).ravel()
+    before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
+    light = np.array([[light_release(int(a), int(b)) for b in E] for a in E], dtype=bool).reshape(before.shape)
+    return before, after, light
 
 
 def _release_seconds(priced: dict, kinds: Any, superstep: float, before: Any, after: Any) -> np.ndarray:
