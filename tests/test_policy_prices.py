@@ -196,11 +196,11 @@ def test_a_releases_pause_is_held_by_the_size_it_leaves():
     assert rescale_parts(hist, "down") == [(pytest.approx(0.5), pytest.approx(1.5))]
     p = TargetPolicy(100.0, max_executors=4)
     E = [1, 2, 3, 4]
-    H = p.transition_held(hist, E)
+    H = p.transitions(hist, E).held
     # a light release: a quarter of its price is pause, held by the size it leaves
     assert H[2, 0] == pytest.approx(1 + 0.25 * 2) and H[3, 0] == pytest.approx(1 + 0.25 * 3)
     # a rebuilding one, none of its kind measured: all cold (the prior), at the new size
     assert H[3, 1] == pytest.approx(2.0) and H[2, 1] == pytest.approx(2.0)
     # a scale-out and no change: the new size
     assert list(H[0]) == pytest.approx(E) and H[1, 1] == pytest.approx(2.0)
-    assert (p.transition_held([], E) == np.broadcast_to(np.array(E, float), (4, 4))).all()  # none measured
+    assert (p.transitions([], E).held == np.broadcast_to(np.array(E, float), (4, 4))).all()  # none measured

@@ -36,7 +36,7 @@ class EfficiencyPolicy(AdaptivePolicy):
     superstep 10-27 % slower -- a slowdown the run could afford there, its heavy first supersteps
     having run at the maximum (stop 40: 4-20 % saved where the static medians allow 41-54 %).
 
-    * Every plan prices its rescales (:meth:`transition_prices`: a scale-out's pause and cold
+    * Every plan prices its rescales (:meth:`transitions`: a scale-out's pause and cold
       supersteps, a release's relayout by its kind) from the size now, so a plan changes size
       only where the change pays, and a staircase (4 -> 3 -> 2) is priced twice.
     * A release plans within ``1 + slowdown_bound·(1 − band)`` (the dead band);
@@ -95,8 +95,7 @@ class EfficiencyPolicy(AdaptivePolicy):
                 f"{1 + self.slowdown_bound:.2f}x = {(1 + self.slowdown_bound) * whole:.1f}s); elapsed {elapsed:.1f}s, "
                 f"the ~{fc.remaining} supersteps left {rest:.1f}s at {cur} executors, "
                 f"{'/'.join(f'{x:.1f}' for x in R)}s at {E[0]}..{E[-1]} ({fc.how}; {pred.note})")
-        P, how = self.transition_prices(ctx.history, E)
-        H = self.transition_held(ctx.history, E)
+        P, H, how = self.transitions(ctx.history, E)
         if rest > allowed(self.slowdown_bound):
             plan, t, c = cheapest_plan(S, E, fc.weights, allowed(self.slowdown_bound), prices=P, start=k, held=H)
             n = int(E[plan[0]])
@@ -119,7 +118,7 @@ class EfficiencyPolicy(AdaptivePolicy):
         """The size to start at, from earlier runs of the input: with the model fitted on them,
         the run planned as a repeat of the last one (its work per superstep), the cheapest plan
         within the dead band of the bound from a free start, rescales priced
-        (:meth:`transition_prices`); ``None`` (as configured) without a fitted model, where no
+        (:meth:`transitions`); ``None`` (as configured) without a fitted model, where no
         plan fits, or with rule ``knee``. Why: started at the maximum, every release pays a
         relayout (~3-7 s on WCC R-MAT 20 on the emulated cluster, a quarter of the run), so stop
         46's runs could afford none in the heavy phase -- where static 2 ran within 1.07x of
@@ -137,8 +136,8 @@ class EfficiencyPolicy(AdaptivePolicy):
         bars = mean_barrier(run) * works.size
         whole = float(S[-1] @ weights) + bars
         bound = 1 + self.slowdown_bound * (1 - self.band)
-        P, how = self.transition_prices(run, E)  # the last run's releases, else the cluster's, else the prior
-        plan, t, c = cheapest_plan(S, E, weights, bound * whole - bars, prices=P, held=self.transition_held(run, E))
+        P, H, how = self.transitions(run, E)  # the last run's releases, else the cluster's, else the prior
+        plan, t, c = cheapest_plan(S, E, weights, bound * whole - bars, prices=P, held=H)
         n = int(E[plan[0]])
         if t > bound * whole - bars or n == self.start_executors:
             return None

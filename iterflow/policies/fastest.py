@@ -64,10 +64,9 @@ class FastestPolicy(AdaptivePolicy):
     superstep takes argmin t·(1 + λ·e), λ bisected), which puts more executors where the work is
     large -- "more resources for a shorter time" -- and reduces to one count when work is flat.
     Each plan prices its rescales from the size now
-    (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`; a release's pause held by
-    the executors it leaves, as ``executor_seconds`` counts it --
-    :meth:`~iterflow.policies.prices.RescalePrices.transition_held` -- its cold supersteps and
-    every other price at the new size: priced at the new size, 480 simulated cores on a tenth of
+    (:meth:`~iterflow.policies.prices.RescalePrices.transitions`: a release's pause held by
+    the executors it leaves, as ``executor_seconds`` counts it, its cold supersteps and
+    every other price at the new size; priced at the new size, 480 simulated cores on a tenth of
     the input per core ran WCC 32 executors x5 and released to 6 for a 4 s pause "costing" ~25
     executor-seconds that spent ~130 -- 9 % slower than static-12 at 1.19x its executor-seconds):
     a scale-out is planned only where it pays its pause and cold supersteps out of the budget,
@@ -110,8 +109,7 @@ class FastestPolicy(AdaptivePolicy):
 
         at = np.flatnonzero(E == ctx.current)
         start = int(at[0]) if at.size else None
-        P, how = self.transition_prices(ctx.history, E)
-        H = self.transition_held(ctx.history, E)
+        P, H, how = self.transitions(ctx.history, E)
         k_full, t_full, c_full = fastest_plan(S, E, fc.weights, budget, prices=P, start=start, held=H)
         k_up, _, c_up = fastest_plan(S, E, fc.weights, self._within_margin(S, E, fc.weights, budget),
                                      prices=P, start=start, held=H)
@@ -215,7 +213,7 @@ class FastestPolicy(AdaptivePolicy):
         """The size to start at, from earlier runs of the program: with the model fitted on them,
         the run is planned as a repeat of the last one (its supersteps' work, as many of them)
         and starts where the plan within the margin starts, its releases priced
-        (:meth:`~iterflow.policies.prices.RescalePrices.transition_prices`: stop46w20b's plan
+        (:meth:`~iterflow.policies.prices.RescalePrices.transitions`: stop46w20b's plan
         started at 2 and released to 1 in the heavy phase, a 7 s relayout the plan never saw). Why: a run that starts at the
         baseline and scales out at a barrier pays the scale-out (fresh executors' cold
         supersteps, priced ~6 s on the emulated cluster) out of the same budget; WCC's plan
@@ -236,8 +234,7 @@ class FastestPolicy(AdaptivePolicy):
         base = self.baseline_executors
         t_base = float(pred.row(S, E, base, fc) @ weights)
         budget, _ = self._bounded(self.budget * t_base * base, works.size, 0.0)
-        P, _ = self.transition_prices(last_run(past), E)  # a release in the plan pays its relayout
-        H = self.transition_held(last_run(past), E)
+        P, H, _ = self.transitions(last_run(past), E)  # a release in the plan pays its relayout
         k, t, c = fastest_plan(S, E, weights, self._within_margin(S, E, weights, budget), prices=P, held=H)
         if int(E[k[0]]) < base:
             # the margin holds back spending above the baseline, it is no reason to start below

@@ -10,7 +10,7 @@ for scale-in as for scale-out). :class:`RescalePrices` is mixed into
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -21,6 +21,14 @@ from iterflow.policies.core import History
 
 if TYPE_CHECKING:  # the rule's view of one barrier, defined with the mechanics that build it
     from iterflow.policies.base import Context
+
+
+class Transitions(NamedTuple):
+    """Every change a plan may make, priced (:meth:`RescalePrices.transitions`)."""
+
+    prices: np.ndarray  # [p, r]: seconds the change from executors[p] to executors[r] adds
+    held: np.ndarray  # [p, r]: the executors that hold them
+    how: str
 
 
 class RescalePrices:
@@ -149,12 +157,18 @@ class RescalePrices:
         # ones 2.1-4.4 s (22 sessions' profiles); their median (2.7 s) priced a cold run's release
         # to one at three times its cost, and ``target`` released 3 -> 2 early where keeping 3 and
         # releasing to 1 later was cheaper (stop 57)
+        price, how, _ = self._scale_in_priced(history, light)
+        return price, how
+
+    def _scale_in_priced(self, history: History, light: bool | None) -> tuple[float | None, str, list[tuple[float, float]]]:
+        """:meth:`scale_in_cost` with the measured releases behind it (``(pause, cold)`` each;
+        ``[]`` where a prior prices it) -- what :meth:`transitions` splits into pause and cold."""
         found, how = self._scale_ins_found(history, light)
         if found:
-            return float(np.median([pause + cold for pause, cold in found])), how
+            return float(np.median([pause + cold for pause, cold in found])), how, found
         if self.scale_in_seconds is not None:
-            return self.scale_in_seconds, "prior"
-        return None, "prior: one superstep as this run's ran, at the new size"
+            return self.scale_in_seconds, "prior", []
+        return None, "prior: one superstep as this run's ran, at the new size", []
 
     def _scale_ins_found(self, history: History, light: bool | None) -> tuple[list[tuple[float, float]], str]:
         """The measured releases that price one of kind ``light`` (:meth:`scale_in_cost`), as
@@ -171,22 +185,6 @@ class RescalePrices:
                 return found, said.format(n=n, what=what.format(s="s" if n > 1 else ""))
         return [], ""
 
-    def transition_held(self, history: History, executors: Any) -> np.ndarray:
-        """``held[p, r]``: the executors that hold :meth:`transition_prices`' seconds of a change
-        from ``executors[p]`` to ``executors[r]``, as ``executor_seconds`` counts them -- a
-        release's pause at the size it leaves, its cold supersteps at the size it goes to (the
-        measured releases' median share of pause, :meth:`_scale_ins_found`; none measured: all
-        cold); every other change's at the new size. Why: plans that hold a release's seconds at
-        the new size price stop69all's WCC 3 -> 1 at 1 x 0.9 s where it cost 3 x 0.65 s at the
-        barrier and 1 x 1.15 s after it."""
-        share = {}
-        for k in (True, False):
-            found, _ = self._scale_ins_found(history, k)
-            share[k] = float(np.median([p / (p + c) if p + c > 0 else 0.0 for p, c in found])) if found else 0.0
-        before, after, light = _changes(executors)
-        pause = np.where(after < before, np.where(light, share[True], share[False]), 0.0)
-        return after + pause * np.maximum(before - after, 0.0)
-
     def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
         """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`
         of its kind, light or rebuilding; the prior: the median superstep of this run so far, times
@@ -197,19 +195,30 @@ class RescalePrices:
         out = _release_seconds(priced, kinds, _median_wall(history), float(current), E)
         return out, priced[kinds[0] if kinds else None][1]
 
-    def transition_prices(self, history: History, executors: Any) -> tuple[np.ndarray, str]:
-        """``prices[p, r]``: the seconds a change from ``executors[p]`` to ``executors[r]`` adds
-        to a plan (:mod:`~iterflow.policies.plans`) -- a scale-out's :meth:`rescale_cost`, a
-        scale-in's as :meth:`scale_in_prices` prices it. ``how``: where the two prices came
-        from. Each kind is priced once."""
+    def transitions(self, history: History, executors: Any) -> Transitions:
+        """Every change from ``executors[p]`` to ``executors[r]`` a plan (:mod:`~iterflow.policies.
+        plans`) may make, priced once from one read of the measured rescales:
+
+        * ``prices[p, r]``: the seconds it adds -- a scale-out's :meth:`rescale_cost`, a scale-in's
+          as :meth:`scale_in_prices` prices it (by its kind, light or rebuilding);
+        * ``held[p, r]``: the executors that hold those seconds, as ``executor_seconds`` counts
+          them -- a release's pause at the size it leaves, its cold supersteps at the size it
+          goes to (the measured releases' median share of pause; none measured: all cold);
+          every other change's at the new size. Why: plans that held a release's seconds at the
+          new size priced stop69all's WCC 3 -> 1 at 1 x 0.9 s where it cost 3 x 0.65 s at the
+          barrier and 1 x 1.15 s after it;
+        * ``how``: where the prices came from."""
         up, up_how = self.rescale_cost(history)
-        priced = {k: self.scale_in_cost(history, light=k) for k in (True, False)}
+        priced = {k: self._scale_in_priced(history, k) for k in (True, False)}
         before, after, light = _changes(executors)
         down = _release_seconds(priced, light, _median_wall(history), before, after)
-        P = np.where(after > before, up, np.where(after < before, down, 0.0))
+        prices = np.where(after > before, up, np.where(after < before, down, 0.0))
+        share = {k: _pause_share(found) for k, (_, _, found) in priced.items()}
+        pause = np.where(after < before, np.where(light, share[True], share[False]), 0.0)
+        held = after + pause * np.maximum(before - after, 0.0)
         said = {k: f"{v[0]:.1f}s" if v[0] is not None else "one superstep" for k, v in priced.items()}
-        return P, (f"a scale-out {up:.1f}s ({up_how}), a scale-in {said[True]} to one executor / {said[False]} "
-                   f"rebuilding ({priced[False][1]})")
+        return Transitions(prices, held, f"a scale-out {up:.1f}s ({up_how}), a scale-in {said[True]} to one "
+                                         f"executor / {said[False]} rebuilding ({priced[False][1]})")
 
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
@@ -238,6 +247,11 @@ def _by_kind(kinds: dict[bool, list[tuple[float, float]]], every: list[tuple[flo
     return ([] if light is False else every), "scale-in{s}"
 
 
+def _pause_share(found: list[tuple[float, float]]) -> float:
+    """The median share of pause in measured releases' ``(pause, cold)`` (none: 0, all cold)."""
+    return float(np.median([p / (p + c) if p + c > 0 else 0.0 for p, c in found])) if found else 0.0
+
+
 def _median_wall(history: History) -> float:
     """The median superstep so far (0 before any): the prior's unit for a release."""
     walls = [r.wall_seconds for r in history if r.wall_seconds > 0]
@@ -247,8 +261,7 @@ def _median_wall(history: History) -> float:
 def _changes(executors: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every change between two of ``executors``: the size before (rows ``p``) and after (columns
     ``r``), and whether a release from one to the other is
-    :func:`~iterflow.loop.rescales.light_release` -- the one grid :meth:`RescalePrices.
-    transition_prices` and :meth:`RescalePrices.transition_held` read alike."""
+    :func:`~iterflow.loop.rescales.light_release` (:meth:`RescalePrices.transitions`)."""
     E = np.asarray(executors, float).ravel()
     before, after = np.meshgrid(E, E, indexing="ij")  # (p, r)
     light = np.array([[light_release(int(a), int(b)) for b in E] for a in E], dtype=bool).reshape(before.shape)
