@@ -204,3 +204,32 @@ def test_a_releases_pause_is_held_by_the_size_it_leaves():
     # a scale-out and no change: the new size
     assert list(H[0]) == pytest.approx(E) and H[1, 1] == pytest.approx(2.0)
     assert (p.transitions([], E).held == np.broadcast_to(np.array(E, float), (4, 4))).all()  # none measured
+
+
+def test_a_release_must_save_more_than_its_pause_held_by_the_size_it_leaves():
+    """The scale-in guard (``target``, ``efficiency``'s knee) holds a release's price as the
+    plans do: its pause by the executors it leaves. The measured release 3 -> 1 paid 0.5 s of
+    pause at 3 and 1.5 s cold at 1 (3.0 executor-seconds, not 2.0 at the new size): a release
+    saving 2.5 executor-seconds does not pay, one saving 3.5 does."""
+    from types import SimpleNamespace
+
+    rows = [row(1, 3, 5.0), row(2, 3, 5.0, decision="down", actuation_seconds=0.5, executors_active=1),
+            row(3, 1, 6.0, cold_seconds=1.5), row(4, 1, 6.0), row(5, 1, 6.0)]
+    hist = records(rows)
+    p = TargetPolicy(100.0, max_executors=4)
+    t = p.transitions_from(hist, 3, [1, 2, 3])
+    assert t.prices[0] == pytest.approx(2.0) and t.held[0] == pytest.approx(1.5) and t.prices[2] == 0.0
+
+    class Rest:  # the rest of the run: 10 s at 3 executors, ``at_one`` s at 1
+        def __init__(self, at_one: float) -> None:
+            self.at_one = at_one
+
+        def total(self, sizes, forecast):
+            return np.array([10.0 if e == 3 else self.at_one for e in sizes])
+
+    def ctx(at_one: float) -> SimpleNamespace:
+        return SimpleNamespace(predictor=Rest(at_one), forecast=SimpleNamespace(remaining=5), history=hist, current=3)
+
+    why = p._unpaid_scale_in(ctx(27.5), 1)  # saves 30 - 27.5 = 2.5 < 3.0
+    assert why is not None and "not more than it costs (~3: 2.0s held by 1.5 executors" in why, why
+    assert p._unpaid_scale_in(ctx(26.5), 1) is None  # saves 3.5 > 3.0

@@ -385,10 +385,12 @@ def test_ahead_keeps_the_size_where_a_later_light_release_costs_less_than_a_rebu
     assert p.scale_in_prices([], [1, 2], 3)[0] == pytest.approx([0.6, 3.1])
     r = p.decide(**H(flat(2, 3, m), m))
     # 20 left, goal (40 - 2) / 1.1 = 34.5; padded 1.15 (error 5 % + unseen 10 %): 1 now misses
-    # ((0.6 + 40) * 1.15 = 46.7), 2 now meets it ((3.1 + 25) * 1.15 = 32.3) for 56 executor-s
-    # (keeping 3: 60); 3 for 10 more, then 1: 33.7 s padded, 50.6 executor-s
+    # ((0.6 + 40) * 1.15 = 46.7), 2 now meets it ((3.1 + 25) * 1.15 = 32.3) for 59 executor-s
+    # (2 x 25 s, and the release's 3.1 s pause held by the 3 it leaves; keeping 3: 60); 3 for 10
+    # more, then 1: 33.7 s padded, 52 executor-s (30 + 20, its 0.6 s pause held by 3)
     assert r.executors is None, r.reason
-    assert "ahead, but 3 executors for ~10 more supersteps then 1" in r.reason and "2 now 56: keep 3" in r.reason
+    assert "ahead, but 3 executors for ~10 more supersteps then 1" in r.reason and "2 now 59: keep 3" in r.reason
+    assert "for 52 executor-seconds" in r.reason, r.reason
     r = p.decide(**H(flat(12, 3, m), m))  # 10 left: (0.6 + 20) * 1.15 = 23.7 <= (40 - 12) / 1.1
     assert r.executors == 1 and "comfortably ahead: 1 executors" in r.reason, r.reason
 

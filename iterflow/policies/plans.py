@@ -192,14 +192,15 @@ def cheapest_plan(S: np.ndarray, E: np.ndarray, weights: np.ndarray, allowed: fl
 
 
 def later_release(S: np.ndarray, E: np.ndarray, weights: np.ndarray, current: int, price: np.ndarray,
-                  pad: np.ndarray, goal: float, allowed: np.ndarray | bool = True) -> tuple[int, int, float, float] | None:
+                  pad: np.ndarray, goal: float, allowed: np.ndarray | bool = True,
+                  held: np.ndarray | None = None) -> tuple[int, int, float, float] | None:
     """The cheapest plan that keeps ``current`` executors for the next ``j >= 1`` samples and then
     releases to a smaller size for the rest: ``(j, size index, seconds, executor-seconds)``, or
     ``None`` where none finishes within ``goal`` (or ``current`` is no candidate).
 
     ``S``: seconds of a superstep of each sample at each size (sizes ``E`` x samples, each sample
     standing for ``weights`` supersteps); ``price``: a change from ``current`` to each size, held
-    at that size; ``pad``: each size's finish padded (``1 +`` its error), on the part run after
+    by ``held`` executors (default: that size); ``pad``: each size's finish padded (``1 +`` its error), on the part run after
     the release; ``allowed``: the sizes a release may go to. Why: ``target`` compared only one
     size for the whole rest, so a run ahead of its target released at once to the cheapest size
     that fits -- PageRank 3 -> 2 at barrier 2, a relayout that rebuilds the cached edges (~3 s) --
@@ -216,7 +217,7 @@ def later_release(S: np.ndarray, E: np.ndarray, weights: np.ndarray, current: in
     best = None
     for j in range(1, m):
         t = head[j - 1] + pad * (price + tail[:, j])
-        c = current * head[j - 1] + E * (price + tail[:, j])
+        c = current * head[j - 1] + E * tail[:, j] + (E if held is None else held) * price
         ok = np.flatnonzero(ok_size & (t <= goal))
         if ok.size:
             i = int(ok[np.argmin(c[ok])])

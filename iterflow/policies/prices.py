@@ -220,20 +220,27 @@ class RescalePrices:
         return Transitions(prices, held, f"a scale-out {up:.1f}s ({up_how}), a scale-in {said[True]} to one "
                                          f"executor / {said[False]} rebuilding ({priced[False][1]})")
 
+    def transitions_from(self, history: History, current: int, executors: Any) -> Transitions:
+        """:meth:`transitions` from ``current`` to each of ``executors``: one row, ``prices[r]``
+        and ``held[r]`` (a policy choosing the next size, not planning a path)."""
+        E = np.asarray(executors, float).ravel()
+        t = self.transitions(history, np.append(E, float(current)))
+        return Transitions(t.prices[-1, :-1], t.held[-1, :-1], t.how)
+
     def _unpaid_scale_in(self, ctx: Context, n: int) -> str | None:
         """Why a scale-in to ``n`` does not pay, or ``None`` when it does: the executor-seconds
-        it saves over the forecast rest of the run must exceed its price (:meth:`scale_in_cost`:
-        mostly the cold superstep after it, run by the ``n`` left) -- no release with a
-        superstep left that cannot pay."""
+        it saves over the forecast rest of the run must exceed its price as :meth:`transitions`
+        holds it (its pause by the executors it leaves, its cold supersteps by the ``n`` left) --
+        no release with a superstep left that cannot pay."""
         cur_t, new_t = ctx.predictor.total([ctx.current, n], ctx.forecast)
-        price, how = self.scale_in_prices(ctx.history, [n], ctx.current)
-        held = float(price[0]) * n
+        price, held, how = self.transitions_from(ctx.history, ctx.current, [n])
+        cost = float(price[0] * held[0])
         saved = float(ctx.current * cur_t - n * new_t)
-        if saved > held:
+        if saved > cost:
             return None
         return (f"scale-in to {n} would save ~{saved:.0f} executor-seconds over ~{ctx.forecast.remaining} "
-                f"supersteps, not more than it costs (~{held:.0f}: {float(price[0]):.1f}s, {how}, "
-                f"at {n} executors): keep {ctx.current}")
+                f"supersteps, not more than it costs (~{cost:.0f}: {float(price[0]):.1f}s held by "
+                f"{float(held[0]):.1f} executors; {how}): keep {ctx.current}")
 
 
 def _by_kind(kinds: dict[bool, list[tuple[float, float]]], every: list[tuple[float, float]],

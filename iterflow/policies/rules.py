@@ -31,7 +31,9 @@ class TargetPolicy(AdaptivePolicy):
       runs at the current size until its executors register (the delay measured on earlier
       scale-outs): a scale-out that cannot arrive or pay in time is not asked for;
     * scale out when ``T(current) > left / (1 + margin)``, to the executor count with the fewest
-      predicted executor-seconds ``e·T(e)`` among those with ``T(e) <= left / (1 + margin)``,
+      predicted executor-seconds ``e·T(e)`` (a rescale's price held as
+      :meth:`~iterflow.policies.prices.RescalePrices.transitions` holds it: a release's pause by
+      the executors it leaves) among those with ``T(e) <= left / (1 + margin)``,
       at once (``prompt``: no warm-up wait, no hysteresis -- uncertainty is a reason to act
       early; a cold superstep after a rescale still gets its cooldown); if none keeps the
       margin, the cheapest that still meets the target; if none does, the target is out of
@@ -98,17 +100,19 @@ class TargetPolicy(AdaptivePolicy):
         tc = float(ctx.predictor.total([ctx.current], fc, bar)[0])
         # every other size pays its rescale's price (pause, cold supersteps) inside the finish;
         # the size a scale-out still starting goes to has been paid for once already
+        # executor-seconds hold a release's pause by the executors it leaves (transitions_from)
         up, how = self.rescale_cost(ctx.history)
-        down, _ = self.scale_in_prices(ctx.history, E, ctx.current)
-        price = np.where(E > ctx.current, up, np.where(E < ctx.current, down, 0.0)) * (E != ctx.coming)
+        prices, held, _ = self.transitions_from(ctx.history, ctx.current, E)
+        price = prices * (E != ctx.coming)
         paid = T + price
+        spent = E * T + held * price
 
         def cheapest(goal: float, least: int = 0, pad: Any = 1.0, allowed: Any = True) -> int | None:
             """Index in ``E`` of the fewest predicted executor-seconds finishing within ``goal``
             (among the sizes of at least ``least`` executors and ``allowed``; each finish times
             ``pad``)."""
             ok = np.flatnonzero((paid * pad <= goal) & (E >= least) & allowed)
-            return int(ok[np.argmin(E[ok] * paid[ok])]) if ok.size else None
+            return int(ok[np.argmin(spent[ok])]) if ok.size else None
 
         head = (f"predicted finish {elapsed + tc:.1f}s at {ctx.current} executors vs target "
                 f"{self.target_seconds:g}s (elapsed {elapsed:.1f}s, {ctx.forecast.how}; {ctx.predictor.note}"
@@ -178,8 +182,8 @@ class TargetPolicy(AdaptivePolicy):
                 head += f"; {int(E[best])} would do, at most half the executors a release"
             if k is not None and E[k] < ctx.current:
                 later = later_release(ctx.predictor.forecast_seconds(E, fc) + bar, E, fc.weights, ctx.current,
-                                      price, pad, goal, safe & (E >= half))
-                if later is not None and later[3] < E[k] * paid[k] * (1 - LATER_GAIN):
+                                      price, pad, goal, safe & (E >= half), held=held)
+                if later is not None and later[3] < spent[k] * (1 - LATER_GAIN):
                     # keeping the size now and releasing further later is cheaper than releasing
                     # now (a rebuilding relayout against a light one): the next barriers read it
                     # again, and release once the later size fits
@@ -187,7 +191,7 @@ class TargetPolicy(AdaptivePolicy):
                     n_j = int(round(float(np.sum(fc.weights[:j]))))
                     return Want(ctx.current, f"{head}; ahead, but {ctx.current} executors for ~{n_j} more "
                                              f"supersteps then {int(E[i])} finish {elapsed + t_l:.1f}s{guard} for "
-                                             f"{c_l:.0f} executor-seconds, {int(E[k])} now {E[k] * paid[k]:.0f}: "
+                                             f"{c_l:.0f} executor-seconds, {int(E[k])} now {spent[k]:.0f}: "
                                              f"keep {ctx.current}")
                 e = int(E[k])
                 # not ``priced``: the release must also save more executor-seconds than its price
