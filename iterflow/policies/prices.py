@@ -160,7 +160,8 @@ class RescalePrices:
         price, how, _ = self._scale_in_priced(history, light)
         return price, how
 
-    def _scale_in_priced(self, history: History, light: bool | None) -> tuple[float | None, str, list[tuple[float, float]]]:
+    def _scale_in_priced(self, history: History,
+                         light: bool | None) -> tuple[float | None, str, list[tuple[float, float]]]:
         """:meth:`scale_in_cost` with the measured releases behind it (``(pause, cold)`` each;
         ``[]`` where a prior prices it) -- what :meth:`transitions` splits into pause and cold."""
         found, how = self._scale_ins_found(history, light)
