@@ -201,8 +201,8 @@ def later_release(S: np.ndarray, E: np.ndarray, weights: np.ndarray, current: in
     ``S``: seconds of a superstep of each sample at each size (sizes ``E`` x samples, each sample
     standing for ``weights`` supersteps); ``price``: a change from ``current`` to each size, held
     by ``held`` executors (default: that size); ``pad``: each size's finish padded (``1 +`` its
-    error), on the part run after the release; ``allowed``: the sizes a release may go to. Why: ``target`` compared only one
-    size for the whole rest, so a run ahead of its target released at once to the cheapest size
+    error), on the part run after the release; ``allowed``: the sizes a release may go to.
+    Why: ``target`` compared only one size for the whole rest, so a run ahead of its target released at once to the cheapest size
     that fits -- PageRank 3 -> 2 at barrier 2, a relayout that rebuilds the cached edges (~3 s) --
     where keeping 3 and releasing to one executor later (no rebuild) met the same target for
     fewer executor-seconds (the priced bound's plans, stop 56)."""
