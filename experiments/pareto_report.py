@@ -28,7 +28,7 @@ def analyse(df: pd.DataFrame, W: int, steps: pd.DataFrame | None = None, up: flo
         spread = st.groupby("policy")["job_seconds"].agg(lambda s: (s.max() - s.min()) / s.median() if len(s) > 1 else np.nan)
         noise = float(spread.median()) if spread.notna().any() else 0.10
         out.append(f"== {job}: noise {noise:.0%} (median relative spread of a static size's runs, before and "
-                   f"after the adaptive ones; largest {float(spread.max()):.0%})")
+                   f"after the adaptive ones; largest {float(spread.max()):.0%})" + drift(st))
         t1 = med.loc["static-1", "job_seconds"]
         out.append("  parallel efficiency: " + ", ".join(
             f"{e}: speedup {t1 / med.loc[f'static-{e}', 'job_seconds']:.2f}x ({t1 / med.loc[f'static-{e}', 'job_seconds'] / e:.0%})"
@@ -56,6 +56,19 @@ def static_runs(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     (indexed by ``static-N``): what every adaptive run is judged against."""
     st = d[d["policy"].str.startswith("static-")]
     return st, st.groupby("policy")[["job_seconds", "executor_seconds"]].median()
+
+
+def drift(st: pd.DataFrame) -> str:
+    """How much the machine changed speed over a rep: each static size's last run over its first
+    of the same rep (rows in the order they ran), the median over sizes -- the adaptive runs ran
+    between the two passes and ``target``'s targets came from the first (stop72all: WCC's second
+    pass ran 1.16-1.47x its first, its target runs slowing with it). Empty with one pass."""
+    ratios = [g["job_seconds"].iloc[-1] / g["job_seconds"].iloc[0]
+              for _, g in st.groupby(["policy", "rep"], sort=False) if len(g) > 1]
+    if not ratios:
+        return ""
+    return (f"; drift: the later static pass ran {np.median(ratios):.2f}x the earlier "
+            f"({min(ratios):.2f}-{max(ratios):.2f}x over {len(ratios)} sizes; targets come from the earlier)")
 
 
 def per_rep(job: str, d: pd.DataFrame, W: int) -> list[str]:

@@ -70,3 +70,12 @@ def test_the_pareto_figure_draws_each_jobs_static_frontier_and_adaptive_runs(tmp
     figures(d, 2, str(tmp_path / "pareto_x"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pareto_x_kmeans.png", "pareto_x_pagerank.png"]
     assert all(p.stat().st_size > 5000 for p in tmp_path.iterdir())
+
+
+def test_the_report_says_how_far_the_machine_drifted_between_the_static_passes():
+    """Each size's later run over its earlier one of the same rep, in the order they ran: a
+    session that slowed while the adaptive runs ran between is named, one pass says nothing."""
+    from pareto_report import drift
+    d = session({"static-1": [(20.0, 20.0), (30.0, 30.0)], "static-2": [(12.0, 24.0), (13.2, 26.4)]}, [])
+    assert "drift: the later static pass ran 1.30x the earlier (1.10-1.50x over 2 sizes" in drift(d)
+    assert drift(session({"static-1": [(20.0, 20.0)], "static-2": [(12.0, 24.0)]}, [])) == ""
