@@ -21,6 +21,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from iterflow.errors import InputError  # noqa: E402
 from iterflow.simulate.calibrate import (GOAL_ERROR, GOAL_SAME, calibrate, from_profile, load_profile,  # noqa: E402
                                         policy_of, repeatability)
 from iterflow.simulate.cluster import learn  # noqa: E402
@@ -83,7 +84,10 @@ def main() -> None:
             for name, runs in all_runs.items() for prog in {program(r) for r in runs}}
     apart = bool(args.tables) and len(sources) > 1  # latencies from the other tables only
     params = learn(every)
-    profile = load_profile(Path(args.profile)) if args.profile else None
+    try:
+        profile = load_profile(Path(args.profile)) if args.profile else None
+    except InputError as exc:
+        ap.error(str(exc))
     calibrated = from_profile(profile) if profile else None
     priced = profile.records() if profile else []  # the calibration job's records priced the runs' rescales
     with_slow = []  # the same runs simulated with the task slow-down of the session's other programs

@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calibrate_simulator import RESULTS, program  # noqa: E402
+from iterflow.errors import InputError  # noqa: E402
 from iterflow.simulate.calibrate import from_profile, load_profile, policy_of  # noqa: E402
 from iterflow.simulate.cluster import simulate  # noqa: E402
 from iterflow.simulate.recorded import load, runtime  # noqa: E402
@@ -57,7 +58,10 @@ def main() -> int:
     ap.add_argument("--why", default=None, help="JOB:N -- print the decisions of the N-th target of JOB")
     args = ap.parse_args()
     opts = options(args.set)
-    profile = load_profile(Path(args.profile))
+    try:
+        profile = load_profile(Path(args.profile))
+    except InputError as exc:
+        ap.error(str(exc))
     params, prices = from_profile(profile), profile.records()
     runs = load(str(RESULTS / args.table))
     top = max(max(r.sizes) for r in runs)

@@ -217,6 +217,20 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
     assert len(err.strip().splitlines()) == 1 and err.startswith("iterflow: error:") and named in err
 
 
+def test_a_cluster_profile_that_is_missing_or_no_json_is_named(tmp_path):
+    """The experiments' ``--profile`` (calibrate_simulator, target_whatif) took a traceback for a
+    mistyped path; now one error naming the file, and the line where the JSON broke."""
+    from iterflow.errors import InputError
+    with pytest.raises(InputError, match="nope.json: cannot read the cluster profile"):
+        load_profile(tmp_path / "nope.json")
+    (tmp_path / "cut.json").write_text('{"cluster": "x",\n "task_seconds": ')
+    with pytest.raises(InputError, match=r"cut.json: line 2: not JSON"):
+        load_profile(tmp_path / "cut.json")
+    (tmp_path / "other.json").write_text('{"cluster": "x"}')
+    with pytest.raises(InputError, match="other.json: not a cluster profile"):
+        load_profile(tmp_path / "other.json")
+
+
 def test_trace_and_run_are_mutually_exclusive(tmp_path, capsys):
     good = str(record(tmp_path, [[1.0] * 4]))
     with pytest.raises(SystemExit) as exc:

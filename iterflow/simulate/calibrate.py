@@ -123,8 +123,15 @@ def repeatability(runs: Sequence[RecordedRun], key: Any = None) -> list[float]:
 def load_profile(path: str | Path) -> Any:
     """A cluster profile (JSON written by pareto.py, or one entry of cluster-profiles.json)."""
     from iterflow.cluster.profile import ClusterProfile
+    from iterflow.errors import InputError
 
-    return ClusterProfile.from_dict(json.loads(Path(path).read_text()), str(path))
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the cluster profile ({exc.strerror or exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from exc
+    return ClusterProfile.from_dict(doc, str(path))
 
 
 def from_profile(profile: Any) -> Params:
