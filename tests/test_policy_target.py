@@ -3,6 +3,8 @@ ahead, the band and the pads, end to end on the fake cluster."""
 from __future__ import annotations
 
 import importlib
+
+import numpy as np
 import pytest
 
 from iterflow.model.resource import ResourceModel
@@ -104,6 +106,8 @@ def test_target_release_band_is_the_models_own_error_not_a_fixed_half():
     assert r.executors == 3 and "ahead" in r.reason
     r = TargetPolicy(target, max_executors=4, max_iterations=10, **QUICK).decide(**H(hist, unsure))
     assert r.executors is None and "within the band, keep 4" in r.reason  # 303.3·1.3 > 327.3
+    # and says which smaller size came nearest, its finish priced and padded against the goal
+    assert f"nearest: 3 finishing {113.3 + 303.3 * 1.3:.1f}s against {113.3 + 360 / 1.1:.1f}s" in r.reason, r.reason
     # a size the run has not run is padded by UNSEEN_ERROR on top (303.3·1.15 > 327.3): keep 4
     r = TargetPolicy(105 + 360, max_executors=4, max_iterations=10, **QUICK).decide(**H(flat(3, 4, sure), sure))
     assert r.executors is None and "within the band, keep 4" in r.reason
@@ -407,3 +411,17 @@ def test_a_later_release_must_save_more_than_the_models_noise():
     assert r.executors == 13 and "comfortably ahead" in r.reason, r.reason
     assert (16 * m.predict_seconds(16, 10_000) + 16 * 12 * m.predict_seconds(12, 10_000)) > \
         17 * 13 * m.predict_seconds(13, 10_000) * (1 - LATER_GAIN)
+
+
+def test_a_hold_while_ahead_says_which_release_missed_and_why():
+    """Held ahead of the target: a smaller size that keeps the margin but spends more
+    executor-seconds than staying (2: a rebuilding relayout's price held by 3) is named with both
+    costs; where none keeps the margin, the nearest with its padded finish against the goal."""
+    from iterflow.policies.rules import _no_release
+    E = np.array([1, 2, 3])
+    padded, spent = np.array([14.0, 9.0, 8.0]), np.array([13.0, 37.0, 35.0])
+    why = _no_release(E, padded, spent, E < 3, 3, elapsed=5.0, goal=10.0, margin=0.1)
+    assert why == "; ahead, and 2 keeps the 10% margin (14.0s priced and padded) but for 37 executor-seconds, 3 35"
+    why = _no_release(E, padded, spent, E < 3, 3, elapsed=5.0, goal=8.5, margin=0.1)
+    assert "no smaller size keeps the 10% margin" in why and "(nearest: 2 finishing 14.0s against 13.5s)" in why
+    assert _no_release(E, padded, spent, np.zeros(3, bool), 3, elapsed=5.0, goal=10.0, margin=0.1) == ""
