@@ -66,7 +66,7 @@ bench: setup
 	$(BIN)/python experiments/overhead_peers.py --scale 17 --edges 2000000 --executors 1,4 --reps 3
 
 # Every static size and every adaptive policy per job, with the dominance check and the
-# issue-13 goals (experiments/pareto.py): quick mode ~20 min, full mode (3 reps, 10 targets) ~1 h.
+# issue-13 goals (experiments/pareto.py): quick mode ~24 min, full mode (3 reps, 10 targets) ~2.5 h.
 # How long a rescale stalls the barrier, not waiting vs waiting for executors (issue 13, item 3; ~7 min)
 stall: setup
 	$(BIN)/python experiments/rescale_stall.py --reps 2

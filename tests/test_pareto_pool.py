@@ -79,3 +79,20 @@ def test_the_report_says_how_far_the_machine_drifted_between_the_static_passes()
     d = session({"static-1": [(20.0, 20.0), (30.0, 30.0)], "static-2": [(12.0, 24.0), (13.2, 26.4)]}, [])
     assert "drift: the later static pass ran 1.30x the earlier (1.10-1.50x over 2 sizes" in drift(d)
     assert drift(session({"static-1": [(20.0, 20.0)], "static-2": [(12.0, 24.0)]}, [])) == ""
+
+
+def test_by_start_groups_the_target_runs_by_their_first_size_and_the_targets_third(tmp_path, monkeypatch):
+    """Runs started at 2 and at 3 counted apart; the tightest target (the span's low end) in
+    'tight', the loosest in 'loose'."""
+    monkeypatch.setattr(pareto_pool, "RESULTS", tmp_path)
+    d = session(STATIC, [(13.0, 13.5, 27.0), (17.0, 16.0, 30.0), (20.5, 21.4, 24.0)])
+    d["executors_path"] = None
+    d.loc[d["policy"] == "target", "executors_path"] = ["3-3-3", "2-2-1", "2-1-1"]
+    d.to_csv(tmp_path / "pareto_a.csv", index=False)
+    out = pareto_pool.by_start(["a"])
+    assert out[0].startswith("pagerank from 3: all 1/1 met, 1/1 met within 1.15x")
+    assert "; tight 1/1 met" in out[0] and "loose" not in out[0]
+    # 2-2-1: 16 s meets 17 s, static-2 (26 executor-s) the cheapest meeting it: 30/26 = 1.154x;
+    # 2-1-1: 21.4 s meets 20.5 s within 5 %, 24/21 = 1.14x
+    assert out[1].startswith("pagerank from 2: all 2/2 met, 1/2 met within 1.15x")
+    assert "mid 1/1 met, 0/1" in out[1] and "loose 1/1 met, 1/1" in out[1]
