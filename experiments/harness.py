@@ -45,13 +45,15 @@ SUMMARY_COLUMNS = ["experiment", "job", "config", "metric", "median", "min", "ma
 
 
 def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], None] | None = None,
-               quick_reps: int = 3, partitions: int | None = 8) -> argparse.Namespace:
+               quick_reps: int = 3, partitions: int | None = 8, data: bool = True,
+               quick_help: str = "small data, few supersteps (make experiments)") -> argparse.Namespace:
     """The options every experiment has: ``--quick``, ``--reps``, cluster shape, MLflow experiment.
     ``partitions``: the default of ``--partitions`` (8: the count the experiments measured before
-    the loop's count followed the cores both ways, stop 44; ``None``: the loop's own choice)."""
+    the loop's count followed the cores both ways, stop 44; ``None``: the loop's own choice).
+    ``data=False``: no ``--data`` (an experiment with inputs of its own; ``args.data`` is ``None``)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
-    ap.add_argument("--quick", action="store_true", help="small data, few supersteps (make experiments)")
+    ap.add_argument("--quick", action="store_true", help=quick_help)
     ap.add_argument("--reps", type=int, default=None, help=f"repetitions per configuration (default {quick_reps})")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--cpu-share", type=float, default=0.5)
@@ -62,9 +64,10 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
     ap.add_argument("--executor-jit", choices=["c1", "default"], default="c1",
                     help="the executors' JIT on the emulated nodes (default c1: -XX:TieredStopAtLevel=1; "
                          "C2's compiler threads would share each node's sub-core quota with the tasks)")
-    ap.add_argument("--data", choices=["small", "large"], default=None,
-                    help="input size: small (R-MAT scale 14, 100k edges; 20k points) or large (scale 18, "
-                         "1M edges; 500k points); default small with --quick, else large")
+    if data:
+        ap.add_argument("--data", choices=["small", "large"], default=None,
+                        help="input size: small (R-MAT scale 14, 100k edges; 20k points) or large (scale 18, "
+                             "1M edges; 500k points); default small with --quick, else large")
     ap.add_argument("--mlflow-experiment", default=f"iterflow-exp-{name}",
                     help="MLflow experiment the runs are logged to (store: MLFLOW_TRACKING_URI or ./mlflow.db)")
     ap.add_argument("--sklearn-model", action="store_true", default=None,
@@ -81,7 +84,7 @@ def parse_args(doc: str, name: str, extra: Callable[[argparse.ArgumentParser], N
         ap.error(str(exc))
     args.reps_given = args.reps is not None
     args.reps = args.reps or quick_reps
-    args.data = args.data or ("small" if args.quick else "large")
+    args.data = (args.data or ("small" if args.quick else "large")) if data else None
     if args.sklearn_model is None:
         args.sklearn_model = not args.quick
     args.name = name
