@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -33,17 +34,23 @@ def session(tag: str, suffix: str = "") -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def pool(tags: list[str]) -> list[str]:
-    """Per job and ``target`` label: each session's goal figures, then all sessions' together."""
-    scores: dict[tuple[str, str], list[tuple[str, pd.DataFrame, list[bool]]]] = {}
+def target_runs(tags: list[str]) -> Iterator[tuple[str, str, str, pd.DataFrame, pd.DataFrame, pd.DataFrame]]:
+    """``(tag, job, label, runs, static runs, static medians)`` per session, job and ``target``
+    label: the runs of one target policy with the static runs they are judged against."""
     for tag in tags:
         df = session(tag)
         for job, d in df.groupby("job", sort=False):
             st, med = static_runs(d)
             for label in target_policies(d):
-                t = d[d["policy"] == label]
-                met, _ = repeat_scores(st, med, t["target_seconds"])
-                scores.setdefault((job, label), []).append((tag, target_scores(t, st, med), met))
+                yield tag, job, label, d[d["policy"] == label].reset_index(drop=True), st, med
+
+
+def pool(tags: list[str]) -> list[str]:
+    """Per job and ``target`` label: each session's goal figures, then all sessions' together."""
+    scores: dict[tuple[str, str], list[tuple[str, pd.DataFrame, list[bool]]]] = {}
+    for tag, job, label, t, st, med in target_runs(tags):
+        met, _ = repeat_scores(st, med, t["target_seconds"])
+        scores.setdefault((job, label), []).append((tag, target_scores(t, st, med), met))
     out = []
     for (job, label), found in scores.items():
         out.append(f"== {job} {label}")
@@ -60,19 +67,14 @@ def by_start(tags: list[str]) -> list[str]:
     one choice made knowing nothing of the program, and sessions started at 2 or at 3 as their
     calibrations read the cluster -- which start pays, and for which targets, shows only pooled."""
     found = []
-    for tag in tags:
-        df = session(tag)
-        for job, d in df.groupby("job", sort=False):
-            st, med = static_runs(d)
-            for label in target_policies(d):
-                t = d[d["policy"] == label].reset_index(drop=True)
-                s = target_scores(t, st, med)
-                lo, hi = t["target_seconds"].min(), t["target_seconds"].max()
-                pos = (t["target_seconds"] - lo) / (hi - lo) if hi > lo else pd.Series(0.5, index=t.index)
-                s["third"] = pd.cut(pos, [-0.01, 1 / 3, 2 / 3, 1.01], labels=["tight", "mid", "loose"]).astype(str)
-                s["start"] = t["executors_path"].astype(str).str.split("-").str[0].astype(int)
-                s["job"] = job
-                found.append(s)
+    for _, job, _, t, st, med in target_runs(tags):
+        s = target_scores(t, st, med)
+        lo, hi = t["target_seconds"].min(), t["target_seconds"].max()
+        pos = (t["target_seconds"] - lo) / (hi - lo) if hi > lo else pd.Series(0.5, index=t.index)
+        s["third"] = pd.cut(pos, [-0.01, 1 / 3, 2 / 3, 1.01], labels=["tight", "mid", "loose"]).astype(str)
+        s["start"] = t["executors_path"].astype(str).str.split("-").str[0].astype(int)
+        s["job"] = job
+        found.append(s)
     if not found:
         return []
     a = pd.concat(found, ignore_index=True)
