@@ -166,6 +166,11 @@ def test_the_per_size_terms_are_matched_to_the_clusters_calibrations_together(tm
     assert per_task(got) == pytest.approx(1.0, abs=0.06)
     assert got.steady_walls()[2.0] == pytest.approx([0.85] * 6)  # its own walls stay its own
     assert per_task(calibrated({**base, 2: 0.85}, "2026-11-06", fresh=True)) > 1.4
+    # a task's fixed cost at each size it ran, from its own supersteps (the shortest task there:
+    # its work is flat): 1 ms a task where a stage of 1 ms tasks ran, a whole task's at 1 slot
+    fixed = dict(got.contention().fixed)
+    assert set(fixed) == {1.0, 2.0, 3.0, 4.0}
+    assert fixed[2.0] == fixed[4.0] == pytest.approx(0.001) and fixed[1.0] == pytest.approx(2.4 / 8, rel=0.05)
 
 
 def test_the_per_size_terms_meet_the_executors_cpu_share_half_way(tmp_path, monkeypatch):

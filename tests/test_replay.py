@@ -312,6 +312,41 @@ def test_a_tasks_fixed_cost_is_fitted_where_work_spans_not_read_off_the_shortest
     assert task_fixed_cost(flat) == pytest.approx(0.1)
 
 
+def test_at_one_size_the_clusters_measured_fixed_cost_caps_a_shortest_task_that_is_a_whole_stage():
+    """WCC's heavy supersteps at one executor (stop75full): each stage one task, 2.8 s, 1.3 s and
+    0.6 s, the work within 2x. The shortest task -- a whole 0.6 s stage -- read as every task's
+    fixed cost made a re-cut to 4 tasks pay it four times over, and 4 executors read slower than
+    1 (5.1 s against 1.55 s measured). The calibration's fixed cost at that size (30 ms) caps it:
+    the stages divide. Not where the run measured another size: its task counts tell the two apart."""
+    heavy = [(2.8, 1.3, 0.6), (2.6, 1.2, 0.62), (2.9, 1.25, 0.58)]
+    works = (260_000.0, 350_000.0, 360_000.0)
+
+    def fed(contention):
+        m = ReplayModel(contention=contention, tasks_follow_slots=True)
+        for w, st in zip(works, heavy):
+            m.observe(1, w, sum(st) + 0.15, stages(*([t] for t in st)))
+        return m
+
+    blind, capped = fed(Contention()), fed(Contention(fixed=((1.0, 0.03), (4.0, 0.02))))
+    assert blind.task_overhead == pytest.approx(0.58)
+    assert capped.task_overhead == pytest.approx(0.03)
+    one, four = capped.predict_seconds(1, 360_000.0), capped.predict_seconds(4, 360_000.0)
+    assert one == pytest.approx(blind.predict_seconds(1, 360_000.0))  # the size it ran: as measured
+    # each stage's work in four, each task paying 30 ms (no task slow-down in this test; the
+    # emulated cluster's 1.67x at 4 slots turned blind's 1.8x gain into a loss)
+    assert four == pytest.approx(0.15 + (one - 0.15 - 3 * 0.03) / 4 + 3 * 0.03, rel=0.05)
+    assert blind.predict_seconds(4, 360_000.0) > 1.8 * four
+    # a second size measured: the cap is not applied (the fit or the shortest task, as before)
+    capped.observe(2, 360_000.0, 2.5, stages([1.4, 1.4], [0.6, 0.6], [0.3, 0.31]))
+    assert capped.task_overhead == pytest.approx(0.3)
+
+
+def test_the_clusters_fixed_cost_is_read_at_the_nearest_size_it_measured():
+    c = Contention(fixed=((1.0, 0.027), (2.0, 0.011), (4.0, 0.02)))
+    assert c.task_fixed(1) == 0.027 and c.task_fixed(3) == 0.02 and c.task_fixed(8) == 0.02
+    assert c.task_fixed(1.3) == 0.027 and Contention().task_fixed(2) is None
+
+
 def test_a_heavy_superstep_read_at_a_tails_work_keeps_a_tasks_fixed_cost_not_its_task_counts():
     """Only heavy supersteps measured (3 slots, 3 tasks a stage of 90 ms fixed + work): asked for
     a tail of 25 labels, each task keeps its fixed cost and loses its work, then the stages are

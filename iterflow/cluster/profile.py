@@ -159,7 +159,8 @@ class ClusterProfile:
         (:func:`~iterflow.model.contention_match.match_walls`) -- each size's as the median over it and
         the earlier calibrations of its ratio to the size matched from (:meth:`pooled_walls`),
         then met half way by the executors' CPU share at each size (:meth:`cpu_shares`,
-        :func:`~iterflow.model.contention_match.with_cpu_share`); as it was where the profile kept no
+        :func:`~iterflow.model.contention_match.with_cpu_share`), with a task's fixed cost measured at
+        each size (:func:`task_fixed_by_size`); as it was where the profile kept no
         records (written before stop 37)."""
         from iterflow.loop.records import model_rows
         from iterflow.model.contention_match import match_walls, matching_base, with_cpu_share
@@ -172,7 +173,8 @@ class ClusterProfile:
             return found
         base = matching_base(profiles)
         walls = {k: v[0] for k, v in self.pooled_walls(rows, base).items()}
-        return with_cpu_share(match_walls(found, profiles, walls), self.cpu_shares(rows))
+        return replace(with_cpu_share(match_walls(found, profiles, walls), self.cpu_shares(rows)),
+                       fixed=task_fixed_by_size(profiles))
 
     def cpu_shares(self, rows: list[Any] | None = None) -> dict[float, float]:
         """``slots -> CPU seconds / run seconds`` of the executors' tasks over the calibration's
@@ -285,3 +287,14 @@ def descending_pass(rows: list[Any]) -> list[Any]:
         segments = [segments[0][-held:]] + [s[:held] for s in segments[1:]]
     return [r for s in segments for r in s]
 
+
+def task_fixed_by_size(profiles: list[Any]) -> tuple[tuple[float, float], ...]:
+    """``(slots, a task's fixed seconds)`` over the calibration's supersteps at each size
+    (:func:`~iterflow.model.tasks.task_fixed_cost`: its work is flat, so the shortest task there --
+    24-29 ms at 1 slot, 11-22 ms at 2-4 on the emulated cluster, stop62all-stop75quick), for
+    :meth:`~iterflow.model.contention.Contention.task_fixed`."""
+    from iterflow.model.tasks import task_fixed_cost
+
+    sizes = sorted({p.slots for p in profiles})
+    return tuple((float(m), float(task_fixed_cost((p.stages, p.work) for p in profiles if p.slots == m)))
+                 for m in sizes)

@@ -69,6 +69,26 @@ class Contention:
     # (slots, median steady superstep seconds) of one job run at each size: the cluster's
     # calibration job (:meth:`~iterflow.cluster.profile.ClusterProfile.steady_walls`)
     walls: tuple[tuple[float, float], ...] = ()
+    # (slots, a task's fixed seconds) the calibration job measured at each size it ran
+    # (:meth:`~iterflow.cluster.profile.ClusterProfile.matched`): what a job seen at one size only
+    # cannot measure of its own (:meth:`task_fixed`)
+    fixed: tuple[tuple[float, float], ...] = ()
+
+    def task_fixed(self, slots: float) -> float | None:
+        """A task's fixed seconds at ``slots`` as the calibration measured it (at the nearest size
+        it ran, in log slots), ``None`` where it measured none.
+
+        Why the replay needs it (:attr:`~iterflow.model.replay.ReplayModel.task_overhead`): a job
+        whose supersteps all ran at one size, with work that does not span 2x, cannot tell a
+        task's fixed cost from its share of the work, and the re-cut then takes its shortest
+        task for the fixed cost. At one executor each stage is one task, so that is a whole
+        stage: WCC's heavy supersteps (stages of 0.6-2.8 s) read a fixed cost of 0.57-1.27 s a
+        task, every task of a re-cut paid it, and 4 executors read 1.5-3.3x *slower* than 1
+        (5.1 s against 1.55 s measured, stop75full) -- ``fastest`` never left 1."""
+        if not self.fixed:
+            return None
+        at = math.log(max(float(slots), 1e-9))
+        return min(self.fixed, key=lambda f: abs(math.log(f[0]) - at))[1]
 
     @property
     def none(self) -> bool:

@@ -218,9 +218,18 @@ class ReplayModel:
     @property
     def task_overhead(self) -> float:
         """A task's fixed cost over the supersteps observed (:func:`~iterflow.model.tasks.task_fixed_cost`), found
-        once per observation, not per prediction."""
+        once per observation, not per prediction. Where they all ran at one size, the cluster's
+        calibration at that size caps what the fit cannot tell
+        (:meth:`~iterflow.model.contention.Contention.task_fixed`): from a cold start WCC's heavy
+        supersteps at one executor were replayed at 2 / 3 / 4 within 20 % of the static runs for 16 /
+        2 / 1 % of them (the shortest task -- a whole stage -- taken as every task's fixed cost:
+        more executors read slower), 44 / 33 / 16 % with the cap; every pair of sizes, all three
+        jobs, 58.1 -> 59.1 % (thirteen sessions stop62all-stop75quick, ``cross_size_error.py
+        --from-one``, stop 76)."""
         if self._overhead is None:
-            self._overhead = task_fixed_cost((p.stages, p.work) for p in self.profiles)
+            sizes = {p.slots for p in self.profiles}
+            cap = self.contention.task_fixed(next(iter(sizes))) if len(sizes) == 1 else None
+            self._overhead = task_fixed_cost(((p.stages, p.work) for p in self.profiles), cap)
         return self._overhead
 
     def _ratio_of(self, slots: float, obs: list[tuple[float, float]], near: bool = False) -> float:

@@ -78,7 +78,7 @@ def shortest_task(stages: Iterable[Sequence[Sequence[float]]]) -> float:
     return min((min(st) for s in stages for st in s if len(st)), default=0.0)
 
 
-def task_fixed_cost(supersteps: Iterable[tuple[Sequence[Sequence[float]], float]]) -> float:
+def task_fixed_cost(supersteps: Iterable[tuple[Sequence[Sequence[float]], float]], cap: float | None = None) -> float:
     """A task's fixed cost as the re-cut reads it, from ``(stages, work)`` of measured
     supersteps: ``task seconds = a·tasks + b·work`` fitted on them (least relative squares,
     both >= 0) where their work spans at least 2x, ``a``; else (flat work: the two cannot be
@@ -94,9 +94,15 @@ def task_fixed_cost(supersteps: Iterable[tuple[Sequence[Sequence[float]], float]
     with the shortest task). The limit: from supersteps at one size, a cost each task pays and one
     split across the tasks (a scan of every label, WCC before its tail's lookup) read the same; on
     those sessions' tables the fit read 3-4 executors 20-160 % too slow (43 % within 15 %, 57 % with
-    the shortest task). Supersteps at several sizes tell them apart (the task count changes)."""
+    the shortest task). Supersteps at several sizes tell them apart (the task count changes).
+
+    ``cap``: where the fit cannot be made, the shortest task at most this -- the cluster's own
+    measure of a task's fixed cost (:meth:`~iterflow.model.contention.Contention.task_fixed`), for
+    supersteps whose shortest task may be a whole stage's work (one task a stage at one slot)."""
     rows = [(stages, float(work)) for stages, work in supersteps]
     least = shortest_task(st for st, _ in rows)
+    if cap is not None:
+        least = min(least, cap)
     w = np.array([wk for _, wk in rows], float)
     if (w > 0).sum() < 3 or w.max() < 2 * w[w > 0].min():
         return least

@@ -144,5 +144,5 @@ def from_profile(profile: Any) -> Params:
     slow = profile.contention(rows)
     how = f"the calibration job's task seconds at sizes {profile.sizes}: {slow.how}"
     return replace(params, contention_beta=slow.beta, contention_overhead=slow.overhead, contention_sizes=slow.sizes,
-                   contention_walls=slow.walls,
+                   contention_walls=slow.walls, contention_fixed=slow.fixed,
                    sources={**params.sources, "contention_beta": how, "contention_overhead": how})

@@ -71,6 +71,9 @@ class Params:
     contention_sizes: tuple[tuple[float, float, float], ...] = ()
     # (slots, steady superstep seconds) of the cluster's calibration job: where a cold start plans
     contention_walls: tuple[tuple[float, float], ...] = ()
+    # (slots, a task's fixed seconds) the calibration job measured: the model's cap where a run
+    # at one size cannot tell (:meth:`Contention.task_fixed`)
+    contention_fixed: tuple[tuple[float, float], ...] = ()
     # the supersteps after a scale-in's first, while its transient lasts: cold_seconds / rest at
     # ages 2, 3, ... (the median over the recorded scale-ins, 0 where one had settled)
     settle_factors: tuple[float, ...] = ()
@@ -106,7 +109,7 @@ class Params:
     def contention(self) -> Contention:
         return Contention(self.contention_beta, self.contention_overhead,
                           how=self.sources.get("contention_beta", "given"), sizes=self.contention_sizes,
-                          walls=self.contention_walls)
+                          walls=self.contention_walls, fixed=self.contention_fixed)
 
 
 #: what a parameter is when no record measured it (stated in the output as "prior")
