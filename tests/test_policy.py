@@ -86,8 +86,25 @@ def test_a_delta_falling_by_a_constant_step_is_extrapolated_as_a_line():
     for i in range(11, 32):  # on the path: exact -- from the first window that holds 4 of its points
         n, how = left(i)
         assert n == len(deltas) - i and "-1/superstep" in how, (i, n, how)
-    n, _ = left(3)  # the first three (136k, 143k, 122k): a line says 18, a geometric fit 228
-    assert n < 40
+    n, how = left(3)  # the first three (136k, 143k, 122k) rose, then fell once: no trend read on them yet
+    assert n == 3 and "no convergence trend yet" in how
+    n, how = left(4)  # fallen twice (23k): a trend (a line says a few, a geometric fit tens)
+    assert "reaches tol" in how and n < 40
+
+
+def test_no_trend_is_read_before_the_delta_has_fallen_twice():
+    """WCC on R-MAT 20 (stop76full): 3.54e5, 3.61e5, 3.39e5 labels changed at its third barrier --
+    a robust line through them read ~45 supersteps of that work left and every target out of
+    reach. One fall after a rise is no trend; two falls, or a fall after a plateau, are."""
+    plan = RunPlan(max_iterations=1000, tol=0.0)
+
+    def left(deltas):
+        return plan.supersteps_left(records([row(k, 2, 1.0, delta=float(d)) for k, d in enumerate(deltas, 1)]))
+
+    assert "no convergence trend yet" in left([353865, 361006, 338793])[1]
+    assert "no convergence trend yet" in left([300, 200, 100, 120])[1]  # rose at the last: not falling
+    assert "reaches tol" in left([353865, 361006, 338793, 114324])[1]
+    assert "reaches tol" in left([30, 25, 24, 24, 23])[1]  # a tail's plateau, then a fall
     geometric = records([row(i, 4, 1.0, delta=0.5 * 0.6 ** i) for i in range(1, 8)])
     n, how = RunPlan(tol=1e-4).supersteps_left(geometric)  # PageRank-like: still geometric
     assert "x0.60/superstep" in how and n == math.ceil(math.log(1e-4 / (0.5 * 0.6 ** 7)) / math.log(0.6))

@@ -148,6 +148,18 @@ class RunPlan:
         return h.planning, h.how
 
 
+def _falling(tail: tuple[tuple[float, float], ...]) -> bool:
+    """Whether the window's delta has started to fall: it fell at its last superstep and did not
+    rise at the one before. Why: WCC's labels changed rose, then fell once (3.54e5, 3.61e5,
+    3.39e5 at its third barrier, R-MAT 20); the robust line through them read ~45 supersteps of
+    that heavy work left, every target out of reach, and ``target`` scaled out 2 -> 3 at barrier
+    3 for the "earliest finish" -- 7 of 10 targets that way, 2 of 10 met (stop76full, where the
+    model first read 3 executors faster in that phase). One barrier later the delta has fallen
+    twice (1.14e5) and the trend is read. A tail that plateaus (24, 24, 23) has fallen."""
+    d = [y for _, y in tail[-3:]]
+    return len(d) >= 2 and d[-1] < d[-2] and (len(d) < 3 or d[-2] <= d[-3])
+
+
 @lru_cache(maxsize=512)
 def _estimate(t: float | None, tail: tuple[tuple[float, float], ...]) -> tuple[int | None, str]:
     """Supersteps until the delta reaches ``t`` (the run's ``tol``) on the trend of ``tail``, the
@@ -163,6 +175,8 @@ def _estimate(t: float | None, tail: tuple[tuple[float, float], ...]) -> tuple[i
         if not all(float(d).is_integer() for _, d in tail):
             return None, ""  # a continuous delta never reaches 0 geometrically
         t = 0.5  # a count below 1 is 0
+    if not _falling(tail):
+        return None, ""
     geo, lin = _trend(tail, t, geometric=True), _trend(tail, t, geometric=False)
     if geo is None and lin is None:
         return None, ""
