@@ -111,13 +111,17 @@ def predictions(model: Any, run: Any, warm: int, static: dict[tuple[int, int], f
                 yield rec.executors, e, model.predict_seconds(e, nxt.ran.work), static[(e, nxt.superstep)]
 
 
-def errors_from_one(runs: list, slow: Any) -> tuple[dict[tuple[int, int], list[float]], list[tuple[int, int, float]]]:
+def errors_from_one(runs: list, slow: Any) -> tuple[dict[tuple[int, int], list[float]], list[tuple[int, int, float]],
+                                                   list[tuple[int, int, float]]]:
     """``(from, to) -> relative errors``: each static run's model, knowing nothing but the
     cluster's task slow-down ``slow`` (a cold start), asked for the sizes it is not at (issue 13
-    item 1: any size from one); and per static run and size asked for, ``(from, to, error of the
+    item 1: any size from one); per static run and size asked for, ``(from, to, error of the
     medians)``: the median of its predictions there against the median of the supersteps they
-    predicted (the steady-state superstep, the issue's figure)."""
-    static, out, steady = static_medians(runs), {}, []
+    predicted (the steady-state superstep, the issue's figure); and ``(from, to, error of the
+    sums)``: the seconds of all the supersteps predicted against theirs measured -- what a policy
+    plans on, where a converging job's heavy supersteps weigh as they cost (WCC's steady state is
+    its tail)."""
+    static, out, steady, total = static_medians(runs), {}, [], []
     for o in runs:
         if policy_of(o) == "static":
             model = LiveModel(replay=ReplayModel(contention=slow, tasks_follow_slots=True))
@@ -127,7 +131,8 @@ def errors_from_one(runs: list, slow: Any) -> tuple[dict[tuple[int, int], list[f
                 pairs.setdefault((at, to), []).append((pred, real))
             steady += [(a, b, float(np.median([p for p, _ in v]) / np.median([r for _, r in v]) - 1))
                        for (a, b), v in pairs.items()]
-    return out, steady
+            total += [(a, b, float(sum(p for p, _ in v) / sum(r for _, r in v) - 1)) for (a, b), v in pairs.items()]
+    return out, steady, total
 
 
 def noise_floor(runs: list) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
@@ -207,10 +212,16 @@ def main() -> int:
     return 0
 
 
+def per_run(errors: dict[tuple[str, int], list[float]]) -> list[str]:
+    """One line per job and size predicted from 1: the runs within 20 % and each run's error."""
+    return [f"  {job} 1->{b}: {int(np.sum(np.abs(v) <= 0.20))} of {len(v)} runs within 20 %, errors "
+            + " ".join(f"{x:+.0%}" for x in v) for (job, b), v in sorted(errors.items())]
+
+
 def from_one(args: argparse.Namespace) -> int:
     """The ``--from-one`` report: per session, job and size pair, the median error and the share
     within 20 % (the issue's bar) of a cold model's steady-state predictions."""
-    lines, pooled, steady, floor = [], {}, {}, {}
+    lines, pooled, steady, floor, summed = [], {}, {}, {}, {}
     for tag in args.tags:
         path, prof = RESULTS / f"pareto_{tag}_supersteps.csv", RESULTS / f"pareto_{tag}_cluster_profile.json"
         if not path.exists() or not prof.exists():
@@ -219,7 +230,10 @@ def from_one(args: argparse.Namespace) -> int:
         slow = load_profile(prof).contention()
         runs = load(str(path))
         for job in sorted({str(o.labels.get("job")) for o in runs}):
-            found, medians = errors_from_one([o for o in runs if str(o.labels.get("job")) == job], slow)
+            found, medians, sums = errors_from_one([o for o in runs if str(o.labels.get("job")) == job], slow)
+            for a, b, err in sums:
+                if a == 1:
+                    summed.setdefault((job, b), []).append(err)
             for (a, b), errs in sorted(found.items()):
                 pooled.setdefault((job, a, b), []).extend(errs)
                 lines.append(line(f"{tag} {job} {a}->{b}", errs))
@@ -236,10 +250,10 @@ def from_one(args: argparse.Namespace) -> int:
     lines.append(line("all", every) + f"  within 20% {np.mean(np.abs(every) <= 0.20):.2f}")
     lines.append("the steady-state superstep from 1 executor (issue 13 item 1): per static-1 run, the median of its "
                  "predictions at a size against the median of the supersteps predicted")
-    for (job, b), v in sorted(steady.items()):
-        e = np.asarray(v)
-        lines.append(f"  {job} 1->{b}: {int(np.sum(np.abs(e) <= 0.20))} of {len(e)} runs within 20 %, errors "
-                     + " ".join(f"{x:+.0%}" for x in e))
+    lines += per_run(steady)
+    lines.append("the same runs' predicted supersteps summed (seconds predicted over seconds measured: a heavy superstep "
+                 "weighs as it costs)")
+    lines += per_run(summed)
     lines.append("the noise floor: the same size's static runs against each other (repeats, per pair), and each "
                  "static-1 run's own supersteps times the session's measured ratio of the size to 1 (ceiling: a model "
                  "that knew the speed-up, left with the run's noise)")
