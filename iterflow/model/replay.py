@@ -220,12 +220,13 @@ class ReplayModel:
         """A task's fixed cost over the supersteps observed (:func:`~iterflow.model.tasks.task_fixed_cost`), found
         once per observation, not per prediction. Where they all ran at one size, the cluster's
         calibration at that size caps what the fit cannot tell
-        (:meth:`~iterflow.model.contention.Contention.task_fixed`): from a cold start WCC's heavy
-        supersteps at one executor were replayed at 2 / 3 / 4 within 20 % of the static runs for 16 /
-        2 / 1 % of them (the shortest task -- a whole stage -- taken as every task's fixed cost:
-        more executors read slower), 44 / 33 / 16 % with the cap; every pair of sizes, all three
-        jobs, 58.1 -> 59.1 % (thirteen sessions stop62all-stop75quick, ``cross_size_error.py
-        --from-one``, stop 76)."""
+        (:meth:`~iterflow.model.contention.Contention.task_fixed`). From a cold start at one
+        executor (thirteen sessions stop62all-stop75quick, ``cross_size_error.py --from-one``,
+        ``results/cross_size_error_from_one_stop76_13sessions{,_before}.txt``), each static run's
+        predicted supersteps summed came within 20 % at 2 / 3 / 4 executors for WCC in 22 / 20 / 19
+        runs of 26 with the cap, 17 / 11 / 14 without (the shortest task -- a whole stage -- taken as
+        every task's fixed cost: more executors read slower in its heavy phase); PageRank 21 / 20 /
+        20 (20 / 21 / 19), k-means as before; every pair of sizes 58 -> 59 % within 20 %."""
         if self._overhead is None:
             sizes = {p.slots for p in self.profiles}
             cap = self.contention.task_fixed(next(iter(sizes))) if len(sizes) == 1 else None
