@@ -111,17 +111,16 @@ def predictions(model: Any, run: Any, warm: int, static: dict[tuple[int, int], f
                 yield rec.executors, e, model.predict_seconds(e, nxt.ran.work), static[(e, nxt.superstep)]
 
 
-def errors_from_one(runs: list, slow: Any) -> tuple[dict[tuple[int, int], list[float]], list[tuple[int, int, float]],
-                                                   list[tuple[int, int, float]]]:
+def errors_from_one(runs: list, slow: Any) -> tuple[dict[tuple[int, int], list[float]],
+                                                   list[tuple[int, int, float, float]]]:
     """``(from, to) -> relative errors``: each static run's model, knowing nothing but the
     cluster's task slow-down ``slow`` (a cold start), asked for the sizes it is not at (issue 13
-    item 1: any size from one); per static run and size asked for, ``(from, to, error of the
-    medians)``: the median of its predictions there against the median of the supersteps they
-    predicted (the steady-state superstep, the issue's figure); and ``(from, to, error of the
-    sums)``: the seconds of all the supersteps predicted against theirs measured -- what a policy
-    plans on, where a converging job's heavy supersteps weigh as they cost (WCC's steady state is
-    its tail)."""
-    static, out, steady, total = static_medians(runs), {}, [], []
+    item 1: any size from one); and per static run and size asked for, ``(from, to, error of the
+    medians, error of the sums)``: the median of its predictions there against the median of the
+    supersteps they predicted (the steady-state superstep, the issue's figure), and the seconds of
+    all of them predicted against measured -- what a policy plans on, where a converging job's
+    heavy supersteps weigh as they cost (WCC's steady state is its tail)."""
+    static, out, steady = static_medians(runs), {}, []
     for o in runs:
         if policy_of(o) == "static":
             model = LiveModel(replay=ReplayModel(contention=slow, tasks_follow_slots=True))
@@ -129,10 +128,10 @@ def errors_from_one(runs: list, slow: Any) -> tuple[dict[tuple[int, int], list[f
             for at, to, pred, real in predictions(model, o, warmup_supersteps([]), static):
                 out.setdefault((at, to), []).append(pred / real - 1)
                 pairs.setdefault((at, to), []).append((pred, real))
-            steady += [(a, b, float(np.median([p for p, _ in v]) / np.median([r for _, r in v]) - 1))
-                       for (a, b), v in pairs.items()]
-            total += [(a, b, float(sum(p for p, _ in v) / sum(r for _, r in v) - 1)) for (a, b), v in pairs.items()]
-    return out, steady, total
+            for (a, b), v in pairs.items():
+                pred, real = np.array(v).T
+                steady.append((a, b, float(np.median(pred) / np.median(real) - 1), float(pred.sum() / real.sum() - 1)))
+    return out, steady
 
 
 def noise_floor(runs: list) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
@@ -230,16 +229,14 @@ def from_one(args: argparse.Namespace) -> int:
         slow = load_profile(prof).contention()
         runs = load(str(path))
         for job in sorted({str(o.labels.get("job")) for o in runs}):
-            found, medians, sums = errors_from_one([o for o in runs if str(o.labels.get("job")) == job], slow)
-            for a, b, err in sums:
-                if a == 1:
-                    summed.setdefault((job, b), []).append(err)
+            found, per_static = errors_from_one([o for o in runs if str(o.labels.get("job")) == job], slow)
             for (a, b), errs in sorted(found.items()):
                 pooled.setdefault((job, a, b), []).extend(errs)
                 lines.append(line(f"{tag} {job} {a}->{b}", errs))
-            for a, b, err in medians:
+            for a, b, med, tot in per_static:
                 if a == 1:  # the issue's figure is from one executor
-                    steady.setdefault((job, b), []).append(err)
+                    steady.setdefault((job, b), []).append(med)
+                    summed.setdefault((job, b), []).append(tot)
             repeats, ceiling = noise_floor([o for o in runs if str(o.labels.get("job")) == job])
             for m, v in repeats.items():
                 floor.setdefault((job, "repeats", m), []).extend(v)

@@ -157,7 +157,7 @@ def _falling(tail: tuple[tuple[float, float], ...]) -> bool:
     model first read 3 executors faster in that phase). One barrier later the delta has fallen
     twice (1.14e5) and the trend is read. A tail that plateaus (24, 24, 23) has fallen."""
     d = [y for _, y in tail[-3:]]
-    return len(d) >= 2 and d[-1] < d[-2] and (len(d) < 3 or d[-2] <= d[-3])
+    return len(d) == 3 and d[2] < d[1] <= d[0]  # fewer points read no trend anyway (:func:`_trend`)
 
 
 @lru_cache(maxsize=512)
