@@ -17,6 +17,7 @@ from iterflow.model.live import LiveModel
 from iterflow.model.replay import ReplayModel
 from iterflow.policies import FastestPolicy, Rebalancing, TargetPolicy, Want
 from iterflow.policies.forecast import last_run
+from iterflow.policies.pads import COLD_START_TIE
 from iterflow.policies.fastest import fastest_plan
 
 
@@ -416,3 +417,16 @@ def test_fastest_never_starts_below_its_baseline_for_a_slower_run():
     assert p.plan_start(flat, m) is None  # stays at 3
     given = FastestPolicy(3, budget=1.0, max_executors=6, start_executors=5).plan_start(flat, m)
     assert given is not None and given.executors == 3 and "plan 3..3" in given.reason
+
+
+def test_a_cold_target_starts_at_the_fewest_executors_within_the_cold_start_tie_of_the_fastest():
+    """The calibration's supersteps: 2 executors 12 % slower than 3 start a cold target at 2 (a
+    larger start costs its executors every superstep until a release); 30 % slower, at 3."""
+    def start(at2: float) -> int | None:
+        walls = ((1.0, 1.6), (2.0, at2), (3.0, 1.0), (4.0, 1.1))
+        model = LiveModel(replay=ReplayModel(contention=Contention(sizes=CALIBRATED.sizes, walls=walls)))
+        want = TargetPolicy(30, max_executors=4).plan_start([], model)
+        return want.executors if want is not None else None
+
+    assert start(1.12) == 2 and start(1.3) == 3
+    assert start(1.0 + COLD_START_TIE) == 2 and start(1.01 + COLD_START_TIE) == 3

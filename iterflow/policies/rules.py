@@ -15,7 +15,7 @@ import numpy as np
 from iterflow.policies.base import AdaptivePolicy, Context, Predictor, Want
 from iterflow.policies.core import History
 from iterflow.policies.forecast import elapsed_seconds, last_run, mean_barrier
-from iterflow.policies.pads import EARLIEST_TIE, LATER_GAIN, release_pad
+from iterflow.policies.pads import COLD_START_TIE, EARLIEST_TIE, LATER_GAIN, release_pad
 from iterflow.policies.plans import later_release
 
 
@@ -236,7 +236,7 @@ class TargetPolicy(AdaptivePolicy):
             if not self.cold_start_plan or slow is None:  # nothing known: fastest() says the largest
                 return None
             slots = E * float(self.cores_per_executor)
-            k, how = slow.fastest(slots)
+            k, how = slow.fastest(slots, tie=COLD_START_TIE)
             if E[k] >= self.start_executors:
                 return None
             n = int(E[k])
