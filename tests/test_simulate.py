@@ -99,7 +99,7 @@ def test_human_output_has_a_table_per_target_with_decisions(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("case", ["missing", "header", "line", "targets", "replays", "quantile"])
+@pytest.mark.parametrize("case", ["missing", "header", "line", "targets", "replays", "quantile", "sweep", "figure"])
 def test_bad_input_is_one_line_exit_2_and_nothing_on_stdout(tmp_path, capsys, case):
     good = synthetic(tmp_path)
     path, extra, named = str(good), [], None
@@ -113,6 +113,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_on_stdout(tmp_path, capsys, ca
         lines[3] = lines[3].replace("|App|", "|App|x|")  # an extra field
         (tmp_path / "l.csv").write_text("\n".join(lines) + "\n")
         path, named = str(tmp_path / "l.csv"), f"{tmp_path / 'l.csv'}:4"
+    elif case in ("sweep", "figure"):  # --run's options, not silently ignored
+        extra, named = ["--sweep"] if case == "sweep" else ["--figure", str(tmp_path / "f.png")], f"--{case}"
     else:
         extra, named = [f"--{case}", "0"], f"--{case}"
     rc, out, err = cli(["--trace", path, *extra, "--json"], capsys)

@@ -118,6 +118,33 @@ def test_static_sweep_is_monotone_and_weak_scaling_is_explicit(tmp_path, capsys)
     assert scaled["result"]["runtime_seconds"] > static[0]  # 3x the tasks on one slot
 
 
+def test_a_sweep_is_drawn_as_the_pareto_figure_with_the_recorded_run_beside_it(tmp_path, capsys):
+    """``--figure``: the static sizes joined as the frontier, each policy a point, the recorded run
+    a star -- at the coordinates the JSON gives."""
+    path = record(tmp_path, [[0.2, 1.5, 0.7, 0.3, 2.0, 0.9, 0.4, 1.1, 0.6, 0.8]])
+    png = tmp_path / "sweep.png"
+    rc, out, err = cli(["--run", str(path), "--sweep", "--executors", "1", "--max-executors", "4",
+                        "--target-seconds", "5", "--json", "--figure", str(png)], capsys)
+    assert rc == 0 and err == "" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    doc = json.loads(out)
+    from matplotlib.figure import Figure
+    from iterflow.app.report import plot_sweep
+
+    class Run:  # what the figure reads of a simulated run
+        def __init__(self, r: dict) -> None:
+            self.runtime, self.executor_seconds = r["runtime_seconds"], r["executor_seconds"]
+
+    ax = Figure().add_subplot()
+    plot_sweep(ax, [(r["policy"], Run(r)) for r in doc["sweep"]], (3.0, 4.0, "recorded"))
+    frontier = ax.get_lines()[0].get_xydata().tolist()
+    assert frontier == [[r["executor_seconds"], r["runtime_seconds"]] for r in doc["sweep"]
+                        if r["policy"].startswith("static-")]
+    points = {c.get_label(): c.get_offsets().tolist() for c in ax.collections}
+    assert points["recorded"] == [[3.0, 4.0]]
+    assert {k for k in points if k != "recorded"} == {f"simulated {r['policy']}" for r in doc["sweep"]
+                                                       if not r["policy"].startswith("static-")}
+
+
 def test_parameters_say_where_they_came_from(tmp_path):
     run = load(str(DATA / "wcc_release_surplus.csv"))
     p = learn([r.records for r in run], {"register_seconds": 7.0})
@@ -197,7 +224,8 @@ def test_repeatability_predicts_each_static_run_from_its_sizes_other_runs(tmp_pa
 
 
 # ------------------------------------------------------------------------------ bad input
-@pytest.mark.parametrize("case", ["missing", "columns", "executors", "both", "static-option", "scale", "trace-only"])
+@pytest.mark.parametrize("case", ["missing", "columns", "executors", "both", "static-option", "scale", "trace-only",
+                                  "figure-no-sweep", "figure-dir", "figure-kind"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
     good = str(record(tmp_path, [[1.0] * 4]))
     bad = tmp_path / "bad.csv"
@@ -211,6 +239,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
                           "--target-seconds"),
         "scale": (["--run", good, "--policy", "static", "--executors", "1", "--scale-input", "0"], "--scale-input"),
         "trace-only": (["--run", good, "--policy", "static", "--executors", "1", "--format", "ellis"], "--format"),
+        "figure-no-sweep": (["--run", good, "--policy", "static", "--executors", "1", "--figure", str(tmp_path / "f.png")],
+                            "--figure"),
+        "figure-dir": (["--run", good, "--sweep", "--executors", "1", "--figure", str(tmp_path / "no" / "f.png")],
+                       "--figure"),
+        "figure-kind": (["--run", good, "--sweep", "--executors", "1", "--figure", str(tmp_path / "f.pdf")], "--figure"),
     }[case]
     rc, out, err = cli([*args, "--json"], capsys)
     assert rc == 2 and out == ""

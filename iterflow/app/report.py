@@ -235,6 +235,38 @@ def plot_skew(ax: Any, table: pd.DataFrame, title: str | None = None) -> None:
     ax.legend(fontsize="small")
 
 
+def plot_sweep(ax: Any, sim: list[tuple[str, Any]], real: tuple[float, float, str] | None = None,
+               title: str | None = None) -> None:
+    """A simulated sweep (``iterflow simulate --run --sweep``: ``(label, SimRun)`` pairs) as the
+    Pareto experiment draws real runs: seconds against executor-seconds, the static sizes joined
+    as the frontier, each adaptive policy a point, and ``real`` -- ``(executor-seconds, seconds,
+    label)`` of the recorded run -- beside them: how far the simulation is from it at the run's
+    own size says how far to trust the other points."""
+    ax.set_title(title or "simulated sweep")
+    static = [(label, r) for label, r in sim if label.startswith("static-")]
+    if not sim:
+        return _no_data(ax, "simulated runs")
+    if static:
+        ax.plot([r.executor_seconds for _, r in static], [r.runtime for _, r in static], "k--o", ms=4,
+                label="simulated static")
+        for label, r in static:
+            ax.annotate(label.split("-")[1], (r.executor_seconds, r.runtime), fontsize=8)
+    for label, r in sim:
+        if not label.startswith("static-"):
+            ax.scatter(r.executor_seconds, r.runtime, marker="^", label=f"simulated {label}")
+    if real is not None:
+        ax.scatter(real[0], real[1], marker="*", s=160, c="tab:red", label=real[2])
+    ax.set_xlabel("executor-seconds")
+    ax.set_ylabel("seconds (supersteps, barriers, rescales)")
+    ax.legend(fontsize=7)
+
+
+def save_sweep(path: Path, sim: list[tuple[str, Any]], real: tuple[float, float, str] | None = None,
+               title: str | None = None) -> None:
+    """:func:`plot_sweep` as a PNG at ``path`` (written whole or not at all)."""
+    _save_figure(path, lambda ax, _: plot_sweep(ax, sim, real, title), pd.DataFrame())
+
+
 FIGURES: dict[str, tuple[str, Callable[..., None]]] = {
     "timeline": ("Superstep timeline and executors", plot_timeline),
     "predicted": ("Predicted vs actual superstep time", plot_predicted),

@@ -22,6 +22,9 @@ def _check(args: argparse.Namespace) -> None:
     given take the trace replay's defaults (:class:`~iterflow.simulate.replay.Settings`)."""
     if args.format is None:
         raise InputError("--format is required with --trace")
+    for key in ("sweep", "figure"):
+        if getattr(args, key, None) not in (None, False):
+            raise InputError(f"--{key} applies to --run only")
     if args.policy != "target":
         raise InputError(f"--policy: --trace replays only --policy target (got {args.policy})")
     d = _defaults()

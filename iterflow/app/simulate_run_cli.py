@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Any
 
 from iterflow.errors import InputError
@@ -53,6 +54,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--learn-from", action="append", default=[], metavar="RECORD",
                    help="learn the latencies from these recorded tables too (repeatable)")
     g.add_argument("--sweep", action="store_true", help="static sizes 1..max and every policy side by side")
+    g.add_argument("--figure", metavar="PNG", help="--sweep: also draw it (seconds against executor-seconds, "
+                   "the static frontier, each policy, the recorded run) to this PNG file")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -62,6 +65,13 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(f"--{given[0].replace('_', '-')} applies to --trace only")
     if args.sweep == (args.policy is not None):
         raise InputError("--run needs exactly one of --policy and --sweep")
+    if args.figure is not None:
+        if not args.sweep:
+            raise InputError("--figure draws a --sweep: give --sweep")
+        if not args.figure.lower().endswith(".png"):
+            raise InputError(f"--figure {args.figure}: expected a .png file")
+        if not Path(args.figure).resolve().parent.is_dir():
+            raise InputError(f"--figure {args.figure}: no such directory {Path(args.figure).resolve().parent}")
     if args.executors is None or args.executors < 1:
         raise InputError(f"--executors must be given and >= 1 (got {args.executors})")
     for key in ("cores", "max_executors", "min_executors"):
@@ -106,5 +116,11 @@ def run_mode(args: argparse.Namespace) -> int:
                              "--policy static (use --executors)")
         results = [(args.policy, run_one(run, args.policy, setup, params))]
     doc = summary(run, setup, params, results, None if args.sweep else args.policy)
+    if args.figure is not None:
+        from iterflow.app.report import save_sweep
+        from iterflow.simulate.recorded import cost, runtime
+
+        real = (cost(run.records), runtime(run.records), f"recorded run (executors {'-'.join(map(str, run.sizes))})")
+        save_sweep(Path(args.figure), results, real, f"{run.name}: simulated sweep beside the recorded run")
     print(to_json(doc) if args.json else table(doc))
     return 0
