@@ -243,9 +243,9 @@ def plot_sweep(ax: Any, sim: list[tuple[str, Any]], real: tuple[float, float, st
     label)`` of the recorded run -- beside them: how far the simulation is from it at the run's
     own size says how far to trust the other points."""
     ax.set_title(title or "simulated sweep")
-    static = [(label, r) for label, r in sim if label.startswith("static-")]
     if not sim:
         return _no_data(ax, "simulated runs")
+    static = [(label, r) for label, r in sim if label.startswith("static-")]
     if static:
         ax.plot([r.executor_seconds for _, r in static], [r.runtime for _, r in static], "k--o", ms=4,
                 label="simulated static")

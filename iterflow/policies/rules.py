@@ -216,12 +216,14 @@ class TargetPolicy(AdaptivePolicy):
         cheapest still meeting the target, else the earliest finish. This may start above the
         configured size: the plan is what scaling out at barrier 2 would cost more to reach.
 
-        From a cold start (nothing of the program known) the start must be able to meet any
-        target -- the fastest size -- and the cluster's calibration says which size that is
+        From a cold start (nothing of the program known) the start must be able to meet a tight
+        target -- about the fastest size -- and the cluster's calibration says which size that is
         (:meth:`~iterflow.model.contention.Contention.fastest`: by the calibration job's measured
         supersteps where it ran the sizes -- the cluster's newest calibrations together,
         :meth:`~iterflow.cluster.profile.ClusterProfile.pooled_walls` -- else by its task
-        slow-down): never above the configured start. On the emulated cluster a task runs 0.99-1.48x as long at 3 slots as at 1 and
+        slow-down): the fewest executors within :data:`~iterflow.policies.pads.COLD_START_TIE` of
+        the fastest (the start is held for most of a run; see there), never above the configured
+        start. On the emulated cluster a task runs 0.99-1.48x as long at 3 slots as at 1 and
         1.20-1.76x at 4, and the calibration job's steady supersteps ran 0.94-1.01x as long at 3
         executors as at 4 in five sessions of eight (stop 29-33w); started at 4, the first two
         supersteps (before a release can be sized) cost PageRank's and k-means' targets 1.2-1.4x
@@ -241,7 +243,7 @@ class TargetPolicy(AdaptivePolicy):
                 return None
             n = int(E[k])
             why = (("earlier runs, but no model fitted on them: " if self.repeat else "a cold start: ")
-                   + f"the fastest size, releasing from there; this cluster's calibration: {how}")
+                   + f"about the fastest size, releasing from there; this cluster's calibration: {how}")
         if n == self.start_executors:
             return None
         return Want(n, f"start at {n} executors, not {self.start_executors}: {why}")
