@@ -85,10 +85,11 @@ def main() -> int:
             sim = simulate(base, p, start, cores, params, prices=prices, planned_start=args.start is None)
             ok = [s for s in static.values() if s.runtime <= (1 + MET) * t]
             cheapest = min((s.executor_seconds for s in ok), default=float("nan"))
-            met += sim.runtime <= (1 + MET) * t
+            hit = sim.runtime <= (1 + MET) * t
+            met += hit
             reach += bool(ok)
             ratios.append(sim.executor_seconds / cheapest)
-            both += sim.runtime <= (1 + MET) * t and ratios[-1] <= GOAL_COST
+            both += hit and ratios[-1] <= GOAL_COST
             sizes = [r.executors for r in sim.records]
             if args.why == f"{prog}:{i}":
                 print("\n".join(f"   barrier {b}: {d} {why}" for b, d, why in sim.decisions))

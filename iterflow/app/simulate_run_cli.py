@@ -118,9 +118,9 @@ def run_mode(args: argparse.Namespace) -> int:
     doc = summary(run, setup, params, results, None if args.sweep else args.policy)
     if args.figure is not None:
         from iterflow.app.report import save_sweep
-        from iterflow.simulate.recorded import cost, runtime
 
-        real = (cost(run.records), runtime(run.records), f"recorded run (executors {'-'.join(map(str, run.sizes))})")
+        rec = doc["recorded"]  # the summary's own figures of the recorded run
+        real = (rec["executor_seconds"], rec["runtime_seconds"], f"recorded run (executors {'-'.join(map(str, run.sizes))})")
         save_sweep(Path(args.figure), results, real, f"{run.name}: simulated sweep beside the recorded run")
     print(to_json(doc) if args.json else table(doc))
     return 0
