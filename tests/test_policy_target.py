@@ -151,8 +151,9 @@ def test_target_release_is_padded_where_the_runs_length_is_an_estimate():
 def test_a_confirmed_count_releases_at_once(monkeypatch):
     """WCC at barrier 13: the path's count read 22, 21, 20 left at the last three barriers. Taken
     as known, the release to 3 (a size not run: the model's error plus UNSEEN_ERROR) is made at
-    once; unconfirmed (a countdown of 50 barriers asked), it waits for the hysteresis -- WCC's
-    releases came 3-8 barriers after its count was exact (stop 32)."""
+    once -- WCC's releases came 3-8 barriers after its count was exact (stop 32); unconfirmed (a
+    countdown of 50 barriers asked), the count is the cautious one and the release, checked at it
+    too, is made at once as well (stop 78; it waited for the hysteresis before)."""
     from test_policy import WCC_DELTAS
     fc = importlib.import_module("iterflow.policies.forecast")
 
@@ -167,7 +168,7 @@ def test_a_confirmed_count_releases_at_once(monkeypatch):
     # unconfirmed, the count is the longest of the last readings counted down: barrier 10's 27 -> 24
     target = 13 * 26 + 1.1 * 24 * m.predict_seconds(3, 10_000) * 1.2
     r = TargetPolicy(target, **opts).decide(**H(hist, m))
-    assert r.executors is None and "down to 3 indicated 1/3" in r.reason, r.reason
+    assert r.executors == 3 and "at once" in r.reason and "taken as known" not in r.reason, r.reason
     assert "~24 supersteps left: the longest reading" in r.reason, r.reason
 
 
@@ -425,3 +426,22 @@ def test_a_hold_while_ahead_says_which_release_missed_and_why():
     why = _no_release(E, padded, spent, E < 3, 3, elapsed=5.0, goal=8.5, margin=0.1)
     assert "no smaller size keeps the 10% margin" in why and "(nearest: 2 finishing 14.0s against 13.5s)" in why
     assert _no_release(E, padded, spent, np.zeros(3, bool), 3, elapsed=5.0, goal=10.0, margin=0.1) == ""
+
+
+def test_a_release_guarded_at_the_cautious_count_is_made_at_once_not_after_the_hysteresis():
+    """WCC just after its work collapsed: the count is the cautious one and the release was checked
+    at it too (``safe``), so it is no guess -- made at the barrier that finds it, not after
+    ``wait_count`` barriers. Replayed on fourteen sessions' tables (``experiments/target_whatif.py``),
+    WCC released at barrier 5, not 7, and met 110 targets of 140 at <= 1.15x the cheapest static
+    size's executor-seconds, not 102 (stop 78)."""
+    from test_policy import WCC_DELTAS
+
+    opts = dict(max_executors=4, max_iterations=1000, tol=0.0, cooldown=0, warmup=0, scale_in_seconds=0)
+    same = FakeModel(0.5, 0.0)
+    hist = [row(k, 4, same.predict_seconds(4, 10_000), delta=float(WCC_DELTAS[k - 1])) for k in range(1, 8)]
+    p = TargetPolicy(7 * 0.5 + 15.0, **opts)
+    assert p.wait_count > 1
+    r = p.decide(**H(hist, same))
+    assert r.executors == 2 and "26 left: as fast as 4" in r.reason and "at once" in r.reason, r.reason
+    r = TargetPolicy(7 * 0.5 + 15.0, prompt_release=False, **opts).decide(**H(hist, same))
+    assert r.executors is None and "1/" in r.reason, r.reason  # the hysteresis, where asked for
