@@ -445,3 +445,21 @@ def test_a_release_guarded_at_the_cautious_count_is_made_at_once_not_after_the_h
     assert r.executors == 2 and "26 left: as fast as 4" in r.reason and "at once" in r.reason, r.reason
     r = TargetPolicy(7 * 0.5 + 15.0, prompt_release=False, **opts).decide(**H(hist, same))
     assert r.executors is None and "1/" in r.reason, r.reason  # the hysteresis, where asked for
+
+
+def test_a_release_margin_sets_the_releases_goal_apart_from_the_scale_outs():
+    """``release_margin`` is the release's goal alone: with the pad standing for its error, a
+    release whose padded finish meets the target but not the 10 % margin is made at 0 and not at
+    the default (the margin); scale-outs keep the margin either way. A release margin above the
+    margin is a named error."""
+    m = FakeModel(1.0, 0.01)  # 1 + 100/e s a superstep: 51 at 2, 101 at 1
+    hist = flat(3, 2, m)
+    elapsed = sum(r["wall_seconds"] for r in hist)
+    left = 1.05 * 7 * 101 * 1.15  # 7 left; 1 padded (1.15: error 5 % + unseen 10 %) meets it, /1.1 not
+    opts = dict(max_executors=2, max_iterations=10, **QUICK)
+    r = TargetPolicy(elapsed + left, **opts).decide(**H(hist, m))
+    assert r.executors is None and "no smaller size keeps the 10% margin" in r.reason, r.reason
+    r = TargetPolicy(elapsed + left, release_margin=0.0, **opts).decide(**H(hist, m))
+    assert r.executors == 1 and "comfortably ahead: 1 executors" in r.reason, r.reason
+    with pytest.raises(ValueError, match="release_margin"):
+        TargetPolicy(100.0, release_margin=0.2, max_executors=2)

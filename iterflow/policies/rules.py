@@ -48,14 +48,7 @@ class TargetPolicy(AdaptivePolicy):
       :class:`~iterflow.policies.forecast.Forecast` ``confirmed``); for a size this run has not
       run at least ``err`` plus :data:`~iterflow.policies.pads.UNSEEN_ERROR` -- the larger
       of the two, :func:`~iterflow.policies.pads.release_pad`). The
-      band is the model's uncertainty, not a fixed 50 %. ``release_margin`` (default: the margin) may set the release's
-      goal apart: the pad already stands for the release's error. Releases padded to the full
-      margin finished PageRank's and k-means' runs at a median 0.88x their targets (p90
-      0.90-0.91x, 50 releases to one executor, none missed, stop74full-stop77t2) where the goal
-      counts 1.05x as met; at half the margin ``experiments/target_whatif.py --set
-      release_margin=0.05`` over fourteen sessions meets as many targets (393 of 420) and 341 at
-      <= 1.15x the cheapest static size's executor-seconds, not 335 (PageRank 116 -> 122; stop
-      78) -- not yet tried in real runs, so not the default. that kept PageRank on 4 executors for
+      band is the model's uncertainty, not a fixed 50 %: that kept PageRank on 4 executors for
       targets of 25.6 and 29.7 s that 2 and 3 met, while 4 was predicted to finish in 23 s
       (stop 27); a release sized with the error in it and its price paid leaves the next
       barrier that much before it calls for a scale-out. ``slack`` caps the band. A release is made
@@ -88,6 +81,14 @@ class TargetPolicy(AdaptivePolicy):
       three barriers after its heavy phase, at 1.17-1.19x static-1's executor-seconds for targets
       static-1 met; made at once they come at barrier 5 (``target_whatif.py``, fourteen sessions:
       WCC 102 -> 110 of 140 at <= 1.15x, met 395 -> 393 of 420 over the three jobs; stop 78).
+    * ``release_margin`` (default: the margin) sets the release's goal
+      apart from the scale-out's: the pad already stands for the release's error. Releases padded to the full
+      margin finished PageRank's and k-means' runs at a median 0.88x their targets (p90
+      0.90-0.91x, 50 releases to one executor, none missed, stop74full-stop77t2) where the goal
+      counts 1.05x as met; at half the margin ``experiments/target_whatif.py --set
+      release_margin=0.05`` over fourteen sessions meets as many targets (393 of 420) and 341 at
+      <= 1.15x the cheapest static size's executor-seconds, not 335 (PageRank 116 -> 122; stop
+      78) -- not yet tried in real runs, so not the default.
     """
 
     name = "target"
