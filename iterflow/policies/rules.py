@@ -81,8 +81,8 @@ class TargetPolicy(AdaptivePolicy):
       three barriers after its heavy phase, at 1.17-1.19x static-1's executor-seconds for targets
       static-1 met; made at once they come at barrier 5 (``target_whatif.py``, fourteen sessions:
       WCC 102 -> 110 of 140 at <= 1.15x, met 395 -> 393 of 420 over the three jobs; stop 78).
-    * ``release_margin`` (default: the margin) sets the release's goal
-      apart from the scale-out's: the pad already stands for the release's error. Releases padded to the full
+    * ``release_margin`` (default: the margin) sets the release's goal apart from the
+      scale-out's: the pad already stands for the release's error. Releases padded to the full
       margin finished PageRank's and k-means' runs at a median 0.88x their targets (p90
       0.90-0.91x, 50 releases to one executor, none missed, stop74full-stop77t2) where the goal
       counts 1.05x as met; at half the margin ``experiments/target_whatif.py --set
@@ -183,7 +183,8 @@ class TargetPolicy(AdaptivePolicy):
             pad = release_pad(err, unsure, unseen)
             goal = left / (1 + self.release_margin)
             safe, guard = True, ""
-            if fc is not ctx.forecast:
+            cautious = fc is not ctx.forecast  # the count is the cautious one: a release is checked at it too
+            if cautious:
                 # Where the count is the cautious one (Forecast.expected: a trend's reading made
                 # long after WCC's work collapsed), the run is planned on the expected count, and
                 # a release must hold at the cautious count too: still meeting the target, or
@@ -218,7 +219,7 @@ class TargetPolicy(AdaptivePolicy):
                 return Want(e, f"{head}; comfortably ahead: {e} executors finish {elapsed + paid[k]:.1f}s{guard} "
                                f"for {e * T[k]:.0f} executor-seconds (now {ctx.current * tc:.0f})",
                             prompt=self.prompt_release or (self.prompt_release is None
-                                                           and (not unsure or fc is not ctx.forecast)))
+                                                           and (not unsure or cautious)))
             head += _no_release(E, paid * pad, spent, (E < ctx.current) & (E >= half) & safe, ctx.current,
                                 elapsed, goal, self.release_margin)
         return Want(ctx.current, f"{head}; within the band, keep {ctx.current}")
