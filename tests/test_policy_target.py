@@ -17,6 +17,10 @@ from fakes import H
 from policy_fakes import (QUICK, FakeModel, row, flat, FakeCluster, total_seconds, executor_seconds, sizes,
                           direction_changes)
 
+# the release goal these tests' arithmetic reads (the whole 10 % margin: the default before stop 79,
+# now half of it); what they test is the pad, the price and the later plan, not the goal
+FULL = dict(QUICK, release_margin=0.1)
+
 
 def test_target_scales_out_to_the_fewest_executors_that_meet_it():
     m = FakeModel(1.0, 0.01)  # 1 + 100/e seconds per superstep
@@ -102,14 +106,14 @@ def test_target_release_band_is_the_models_own_error_not_a_fixed_half():
     sure, unsure = Sure(10.0, 0.01), Unsure(10.0, 0.01)  # 10 + 100/e s a superstep: 35 at 4, 43.3 at 3
     hist = [row(1, 3, 43.3)] + flat(3, 4, sure)[1:]  # 3 ran once; elapsed 113.3 s, 7 supersteps left
     target = 113.3 + 360  # left 360: T(4) = 245 > 360/1.5 (the old band kept 4); T(3)·1.05 = 318.5 <= 360/1.1
-    r = TargetPolicy(target, max_executors=4, max_iterations=10, **QUICK).decide(**H(hist, sure))
+    r = TargetPolicy(target, max_executors=4, max_iterations=10, **FULL).decide(**H(hist, sure))
     assert r.executors == 3 and "ahead" in r.reason
-    r = TargetPolicy(target, max_executors=4, max_iterations=10, **QUICK).decide(**H(hist, unsure))
+    r = TargetPolicy(target, max_executors=4, max_iterations=10, **FULL).decide(**H(hist, unsure))
     assert r.executors is None and "within the band, keep 4" in r.reason  # 303.3·1.3 > 327.3
     # and says which smaller size came nearest, its finish priced and padded against the goal
     assert f"nearest: 3 finishing {113.3 + 303.3 * 1.3:.1f}s against {113.3 + 360 / 1.1:.1f}s" in r.reason, r.reason
     # a size the run has not run is padded by UNSEEN_ERROR on top (303.3·1.15 > 327.3): keep 4
-    r = TargetPolicy(105 + 360, max_executors=4, max_iterations=10, **QUICK).decide(**H(flat(3, 4, sure), sure))
+    r = TargetPolicy(105 + 360, max_executors=4, max_iterations=10, **FULL).decide(**H(flat(3, 4, sure), sure))
     assert r.executors is None and "within the band, keep 4" in r.reason
 
 
@@ -121,13 +125,13 @@ def test_a_release_to_a_size_the_run_has_not_run_is_padded_by_the_models_error_t
         error_estimate_ = 0.05
 
     m = Sure(10.0, 0.01)  # 35 s a superstep at 4, 43.3 at 3; 7 left: T(3) = 303.3
-    unseen = TargetPolicy(105 + 1.1 * 303.3 * 1.1, max_executors=4, max_iterations=10, **QUICK)
+    unseen = TargetPolicy(105 + 1.1 * 303.3 * 1.1, max_executors=4, max_iterations=10, **FULL)
     r = unseen.decide(**H(flat(3, 4, m), m))
     assert r.executors is None and "within the band" in r.reason  # 1.05 + 0.10 > 1.1
     seen = [row(1, 3, 43.3)] + flat(3, 4, m)[1:]  # 3 ran once: the model's own error alone
-    r = TargetPolicy(113.3 + 1.1 * 303.3 * 1.1, max_executors=4, max_iterations=10, **QUICK).decide(**H(seen, m))
+    r = TargetPolicy(113.3 + 1.1 * 303.3 * 1.1, max_executors=4, max_iterations=10, **FULL).decide(**H(seen, m))
     assert r.executors == 3 and "ahead" in r.reason
-    roomy = TargetPolicy(105 + 1.1 * 303.3 * 1.2, max_executors=4, max_iterations=10, **QUICK)
+    roomy = TargetPolicy(105 + 1.1 * 303.3 * 1.2, max_executors=4, max_iterations=10, **FULL)
     assert roomy.decide(**H(flat(3, 4, m), m)).executors == 3
 
 
@@ -142,9 +146,9 @@ def test_target_release_is_padded_where_the_runs_length_is_an_estimate():
     m = Sure(10.0, 0.01)
     hist = [row(1, 3, 43.3)] + flat(3, 4, m)[1:]  # 3 has run: no pad for an unseen size
     target = 113.3 + 1.1 * 143
-    known = TargetPolicy(target, max_executors=4, max_iterations=6, **QUICK).decide(**H(hist, m))
+    known = TargetPolicy(target, max_executors=4, max_iterations=6, **FULL).decide(**H(hist, m))
     assert known.executors == 3 and "ahead" in known.reason, known.reason
-    guessed = TargetPolicy(target, max_executors=4, max_iterations=6, tol=1e-3, **QUICK).decide(**H(hist, m))
+    guessed = TargetPolicy(target, max_executors=4, max_iterations=6, tol=1e-3, **FULL).decide(**H(hist, m))
     assert guessed.executors is None and "within the band" in guessed.reason, guessed.reason
 
 
@@ -385,7 +389,7 @@ def test_ahead_keeps_the_size_where_a_later_light_release_costs_less_than_a_rebu
     1 fits."""
     m = FakeModel(0.5, 1.5e-4)  # 2.0 / 1.25 / 1.0 s a superstep at 1 / 2 / 3
     m.source = "task replay"  # sizes read off the measured tasks: a release may go below half
-    p = TargetPolicy(40.0, max_executors=3, max_iterations=22, **QUICK)
+    p = TargetPolicy(40.0, max_executors=3, max_iterations=22, **FULL)
     p.learn_rescales(records(_pagerank_like_cluster()), scale_ins=[])
     assert p.scale_in_prices([], [1, 2], 3)[0] == pytest.approx([0.6, 3.1])
     r = p.decide(**H(flat(2, 3, m), m))
@@ -408,7 +412,7 @@ def test_a_later_release_must_save_more_than_the_models_noise():
     m = FakeModel(1.0, 0.01)
     hist = flat(3, 16, m)
     target = sum(r["wall_seconds"] for r in hist) + 1.6 * 17 * m.predict_seconds(16, 10_000)
-    r = TargetPolicy(target, max_executors=16, max_iterations=20, **QUICK).decide(**H(hist, m))
+    r = TargetPolicy(target, max_executors=16, max_iterations=20, **FULL).decide(**H(hist, m))
     assert r.executors == 13 and "comfortably ahead" in r.reason, r.reason
     assert (16 * m.predict_seconds(16, 10_000) + 16 * 12 * m.predict_seconds(12, 10_000)) > \
         17 * 13 * m.predict_seconds(13, 10_000) * (1 - LATER_GAIN)
@@ -448,18 +452,25 @@ def test_a_release_guarded_at_the_cautious_count_is_made_at_once_not_after_the_h
 
 
 def test_a_release_margin_sets_the_releases_goal_apart_from_the_scale_outs():
-    """``release_margin`` is the release's goal alone: with the pad standing for its error, a
-    release whose padded finish meets the target but not the 10 % margin is made at 0 and not at
-    the default (the margin); scale-outs keep the margin either way. A release margin above the
-    margin is a named error."""
+    """``release_margin`` is the release's goal alone (default: half the margin -- the pad already
+    stands for the release's error): a release whose padded finish keeps 5 % but not the 10 %
+    margin is made at the default and not at ``release_margin=0.1``; one keeping 2 % only is made
+    at 0 alone. Scale-outs keep the margin either way. A release margin above the margin is a
+    named error."""
     m = FakeModel(1.0, 0.01)  # 1 + 100/e s a superstep: 51 at 2, 101 at 1
     hist = flat(3, 2, m)
     elapsed = sum(r["wall_seconds"] for r in hist)
-    left = 1.05 * 7 * 101 * 1.15  # 7 left; 1 padded (1.15: error 5 % + unseen 10 %) meets it, /1.1 not
+    padded = 7 * 101 * 1.15  # 7 left at 1, padded 1.15 (error 5 % + unseen 10 %)
     opts = dict(max_executors=2, max_iterations=10, **QUICK)
-    r = TargetPolicy(elapsed + left, **opts).decide(**H(hist, m))
+    p = TargetPolicy(elapsed + 1.075 * padded, **opts)
+    assert p.release_margin == pytest.approx(p.margin / 2)
+    r = p.decide(**H(hist, m))
+    assert r.executors == 1 and "comfortably ahead: 1 executors" in r.reason, r.reason
+    r = TargetPolicy(elapsed + 1.075 * padded, release_margin=0.1, **opts).decide(**H(hist, m))
     assert r.executors is None and "no smaller size keeps the 10% margin" in r.reason, r.reason
-    r = TargetPolicy(elapsed + left, release_margin=0.0, **opts).decide(**H(hist, m))
+    r = TargetPolicy(elapsed + 1.02 * padded, **opts).decide(**H(hist, m))
+    assert r.executors is None and "no smaller size keeps the 5% margin" in r.reason, r.reason
+    r = TargetPolicy(elapsed + 1.02 * padded, release_margin=0.0, **opts).decide(**H(hist, m))
     assert r.executors == 1 and "comfortably ahead: 1 executors" in r.reason, r.reason
     with pytest.raises(ValueError, match="release_margin"):
         TargetPolicy(100.0, release_margin=0.2, max_executors=2)

@@ -81,14 +81,14 @@ class TargetPolicy(AdaptivePolicy):
       three barriers after its heavy phase, at 1.17-1.19x static-1's executor-seconds for targets
       static-1 met; made at once they come at barrier 5 (``target_whatif.py``, fourteen sessions:
       WCC 102 -> 110 of 140 at <= 1.15x, met 395 -> 393 of 420 over the three jobs; stop 78).
-    * ``release_margin`` (default: the margin) sets the release's goal apart from the
+    * ``release_margin`` (default: half the margin) sets the release's goal apart from the
       scale-out's: the pad already stands for the release's error. Releases padded to the full
       margin finished PageRank's and k-means' runs at a median 0.88x their targets (p90
       0.90-0.91x, 50 releases to one executor, none missed, stop74full-stop77t2) where the goal
-      counts 1.05x as met; at half the margin ``experiments/target_whatif.py --set
-      release_margin=0.05`` over fourteen sessions meets as many targets (393 of 420) and 341 at
-      <= 1.15x the cheapest static size's executor-seconds, not 335 (PageRank 116 -> 122; stop
-      78) -- not yet tried in real runs, so not the default.
+      counts 1.05x as met; at half the margin ``experiments/target_whatif.py`` over fourteen
+      sessions meets as many targets (393 of 420) and 341 at <= 1.15x the cheapest static size's
+      executor-seconds, not 335 (PageRank 116 -> 122; 0.03: 341, 392 met; 0: 339, 389; 0.07:
+      336; stop 79).
     """
 
     name = "target"
@@ -103,7 +103,7 @@ class TargetPolicy(AdaptivePolicy):
         super().__init__(**common)
         self.target_seconds, self.margin, self.slack = float(target_seconds), margin, slack
         self.prompt_release = prompt_release
-        self.release_margin = margin if release_margin is None else float(release_margin)
+        self.release_margin = margin / 2 if release_margin is None else float(release_margin)
         if not 0 <= self.release_margin <= margin:
             raise ValueError(f"need 0 <= release_margin <= margin (got {release_margin}, {margin})")
         self.cold_start_plan = cold_start_plan  # False: start where told (pareto.py --target-start max)
