@@ -88,8 +88,8 @@ def extra(ap) -> None:
     ap.add_argument("--tag", default="", help="results go to results/pareto_TAG* (default: results/pareto*)")
     ap.add_argument("--target-release", choices=["auto", "prompt", "hysteresis"], default="auto",
                     help="when target releases executors: auto (the policy's default: at the first barrier "
-                         "ahead where the run's length is known, after 2 barriers where it is estimated), "
-                         "prompt (always at once), hysteresis (always after 2 barriers)")
+                         "ahead where the run's length is known, after 3 barriers where it is estimated), "
+                         "prompt (always at once), hysteresis (always after 3 barriers)")
     ap.add_argument("--scale-out-seconds", type=float, default=None,
                     help="--from-csv: a scale-out's price for the priced bound, over the calibration job's and "
                          "the runs' (e.g. an earlier session's; the output says it was given)")

@@ -233,3 +233,26 @@ def test_a_release_must_save_more_than_its_pause_held_by_the_size_it_leaves():
     why = p._unpaid_scale_in(ctx(27.5), 1)  # saves 30 - 27.5 = 2.5 < 3.0
     assert why is not None and "not more than it costs (~3: 2.0s held by 1.5 executors" in why, why
     assert p._unpaid_scale_in(ctx(26.5), 1) is None  # saves 3.5 > 3.0
+
+
+def test_another_programs_release_price_scales_down_to_this_programs_lighter_supersteps():
+    """A cold run's release is priced by the other programs' on the cluster (the calibration
+    job's), scaled by this run's median superstep over theirs at its size, at most 1: k-means'
+    releases to one cost ~0.05 s where the calibration job's cost 0.5-0.8 s (stop 79g). The
+    program's own measured releases are never scaled."""
+    light = row(4, 2, 1.2, decision="down", actuation_seconds=0.6, executors_active=1)
+    cluster = records([row(1, 2, 1.2), row(2, 2, 1.2), row(3, 2, 1.2), light, row(5, 1, 1.9)])
+    p = TargetPolicy(100.0, max_executors=4)
+    p.learn_rescales(cluster, scale_ins=[])
+    assert p.cluster_walls == {2: pytest.approx(1.2), 1: pytest.approx(1.9)}
+    kmeans = records([row(1, 2, 0.5), row(2, 2, 0.3), row(3, 2, 0.3)])
+    price, how = p.scale_in_cost(kmeans, light=True)
+    assert price == pytest.approx(0.6 * 0.3 / 1.2), how
+    assert "scaled by 0.25" in how and "0.30s / 1.20s" in how
+    heavy = records([row(1, 2, 2.4), row(2, 2, 2.4)])
+    assert p.scale_in_cost(heavy, light=True) == (
+        pytest.approx(0.6), "learned from 1 scale-in to one executor of other programs on this cluster")
+    assert p.scale_in_cost([], light=True)[0] == pytest.approx(0.6)  # nothing of this run yet: as measured
+    own = records([*kmeans, row(4, 2, 0.3, decision="down", actuation_seconds=0.4, executors_active=1),
+                   row(5, 1, 0.5)])
+    assert p.scale_in_cost(own, light=True) == (pytest.approx(0.4), "measured over 1 scale-in to one executor")

@@ -129,6 +129,7 @@ class AdaptivePolicy(RescalePrices, PolicyBase):
         self.past_scale_in_kinds: dict[bool, list[tuple[float, float]]] = {True: [], False: []}  # light or rebuilding ones
         self.cluster_scale_ins: list[tuple[float, float]] = []  # releases of any program's runs on this cluster
         self.cluster_scale_in_kinds: dict[bool, list[tuple[float, float]]] = {True: [], False: []}  # the same, by kind
+        self.cluster_walls: dict[int, float] = {}  # their median superstep at each size: a release price's scale
         self.past_delays: list[float] = []  # seconds earlier runs' scale-outs took to register
         self.start_delays: list[float] = []  # seconds this cluster took to start executors (learn_start_delays)
         self.start_excess: list[float] = []  # a run's first supersteps over its steady one (learn_rescales)
