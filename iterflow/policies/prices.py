@@ -177,19 +177,18 @@ class RescalePrices:
         ``(pause, cold)``, and where they came from; none: ``[]``."""
         here = {k: rescale_parts(history, "down", light=k) for k in (True, False)}
         mine = {k: here[k] or self.past_scale_in_kinds.get(k, []) for k in (True, False)}
-        for kinds, every, said in (
-                (mine, here[True] + here[False] or self.past_scale_ins, "measured over {n} {what}"),
+        for kinds, every, said, others in (
+                (mine, here[True] + here[False] or self.past_scale_ins, "measured over {n} {what}", False),
                 (self.cluster_scale_in_kinds, self.cluster_scale_ins,
-                 "learned from {n} {what} of other programs on this cluster")):
+                 "learned from {n} {what} of other programs on this cluster", True)):
             found, what = _by_kind(kinds, every, light)
-            if found:
-                n = len(found)
-                how = said.format(n=n, what=what.format(s="s" if n > 1 else ""))
-                if kinds is self.cluster_scale_in_kinds:
-                    scale, why = self._program_scale(history)
-                    if scale < 1.0:
-                        found, how = [(p * scale, c * scale) for p, c in found], f"{how}, {why}"
-                return found, how
+            if not found:
+                continue
+            how = said.format(n=len(found), what=what.format(s="s" if len(found) > 1 else ""))
+            scale, why = self._program_scale(history) if others else (1.0, "")
+            if scale < 1.0:
+                found, how = [(p * scale, c * scale) for p, c in found], f"{how}, {why}"
+            return found, how
         return [], ""
 
     def _program_scale(self, history: History) -> tuple[float, str]:
@@ -213,9 +212,10 @@ class RescalePrices:
         mine = [r.wall_seconds for r in history if r.executors == size and r.wall_seconds > 0]
         if not theirs or not mine:
             return 1.0, ""
-        scale = min(1.0, float(np.median(mine)) / theirs)
+        median = float(np.median(mine))
+        scale = min(1.0, median / theirs)
         return scale, (f"scaled by {scale:.2f} (this run's median superstep at {size} over theirs, "
-                       f"{float(np.median(mine)):.2f}s / {theirs:.2f}s)")
+                       f"{median:.2f}s / {theirs:.2f}s)")
 
     def scale_in_prices(self, history: History, executors: Any, current: int) -> tuple[np.ndarray, str]:
         """The price of a scale-in from ``current`` to each of ``executors`` (:meth:`scale_in_cost`

@@ -102,12 +102,12 @@ class TargetPolicy(AdaptivePolicy):
 
     def __init__(self, target_seconds: float, *, margin: float = 0.1, slack: float = 0.5,
                  prompt_release: bool | None = None, cold_start_plan: bool = True,
-                 release_margin: float | None = None, wait_count: int = 3, **common: Any) -> None:
+                 release_margin: float | None = None, **common: Any) -> None:
         if not target_seconds > 0:
             raise ValueError(f"target_seconds must be > 0 (got {target_seconds})")
         if not 0 <= margin < slack:
             raise ValueError(f"need 0 <= margin < slack (got {margin}, {slack})")
-        super().__init__(wait_count=wait_count, **common)
+        super().__init__(**common)
         self.target_seconds, self.margin, self.slack = float(target_seconds), margin, slack
         self.prompt_release = prompt_release
         self.release_margin = margin / 2 if release_margin is None else float(release_margin)
