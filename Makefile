@@ -24,11 +24,12 @@ jars: $(VENV)/.installed
 	@$(BIN)/python -m iterflow.cluster.jars >/dev/null && echo "GraphFrames jars in .cache/jars" \
 	  || echo "warning: GraphFrames jars unavailable; iterflow runs without them (GraphFrames features disabled)"
 
-# The executors' class-data-sharing archive (iterflow/cluster/cds.py): fresh executors on this
-# machine map Spark's classes from it instead of loading them from the jars. ~1 min, once.
+# The executors' and the driver's class-data-sharing archives (iterflow/cluster/cds.py): fresh
+# executors on this machine and every driver iterflow launches map Spark's classes from them
+# instead of loading them from the jars. ~1 min, once.
 cds: jars
 	@$(BIN)/python -m iterflow.app.classlist 2>/dev/null \
-	  || echo "warning: no executor class archive; executors start without it"
+	  || echo "warning: no class archives; the driver and executors start without them"
 
 $(DATA)/rmat-16.txt: $(VENV)/.installed
 	$(BIN)/iterflow generate rmat --scale 16 --edges 500000 --seed 1 --out $@

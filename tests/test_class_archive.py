@@ -53,6 +53,46 @@ def test_no_archive_before_one_was_made(tmp_path, monkeypatch):
     assert cds.with_archive(LOCAL, {}) == {}
 
 
+@pytest.fixture
+def driver_archive(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path))
+    path = cds.driver_archive_path()
+    path.write_bytes(b"not a real archive: only its presence is read here")
+    return path
+
+
+@pytest.mark.parametrize("master", [LOCAL, "spark://cluster.example:7077", "yarn"])
+def test_the_driver_jvm_gets_its_archive_after_its_own_options_on_any_master(driver_archive, master):
+    """The driver runs here in client mode, whatever the master: its archive applies to all."""
+    out = cds.with_driver_archive({"spark.master": master, cds.DRIVER_OPTS: "-Dlog4j2.configurationFile=file:x"})
+    assert out[cds.DRIVER_OPTS] == f"-Dlog4j2.configurationFile=file:x -XX:SharedArchiveFile={driver_archive} {cds.QUIET}"
+    assert cds.with_driver_archive({})[cds.DRIVER_OPTS] == f"-XX:SharedArchiveFile={driver_archive} {cds.QUIET}"
+
+
+@pytest.mark.parametrize("settings", [
+    {cds.CONF: "false"},  # turned off, for the executors' archive too
+    {cds.DRIVER_OPTS: "-XX:SharedArchiveFile=/mine.jsa"},  # the user's own archive
+    {cds.DRIVER_OPTS: "-Xshare:off"},
+    {cds.DRIVER_OPTS: "-XX:ArchiveClassesAtExit=/dumping.jsa"},  # classlist dumping the archive itself
+])
+def test_no_driver_archive_where_it_should_not_apply(driver_archive, settings):
+    assert cds.with_driver_archive(dict(settings)) == settings
+
+
+def test_the_spark_submit_properties_carry_the_driver_archive(driver_archive, tmp_path):
+    from iterflow.cluster.local import LocalCluster
+
+    cluster = LocalCluster(workers=1, base_dir=tmp_path / "c")  # not started: only its properties are read
+    cluster.master_url = LOCAL
+    line = next(x for x in cluster.submit_properties().splitlines() if x.startswith(cds.DRIVER_OPTS))
+    assert line.endswith(f"-XX:SharedArchiveFile={driver_archive} {cds.QUIET}")
+
+
+def test_no_driver_archive_before_one_was_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path / "empty"))
+    assert cds.with_driver_archive({cds.DRIVER_OPTS: "-Xmx1g"}) == {cds.DRIVER_OPTS: "-Xmx1g"}
+
+
 def test_the_key_follows_the_spark_install(monkeypatch, tmp_path):
     from iterflow.cluster import local
 
@@ -101,3 +141,18 @@ def test_the_embedded_clusters_executors_map_the_archive(spark, cluster):
                             "-Xlog:class+load", "-version"], capture_output=True, text=True, timeout=60)
     assert probe.returncode == 0, probe.stderr[-1000:]
     assert "source: shared objects file" in probe.stdout
+
+
+@pytest.mark.cluster
+def test_the_session_driver_jvm_maps_its_archive(spark):
+    """The session fixture's driver JVM (launched by iterflow, ``build_session``) was started with
+    the driver archive ``make setup`` dumped, and maps it: its class path and JDK are the ones the
+    archive was dumped for (a JVM that could not map it would run on silently, ``cds.QUIET``)."""
+    from pyspark import SparkContext
+
+    path = cds.driver_archive_path()
+    if not path.is_file():
+        pytest.skip("no driver class archive (make setup makes it)")
+    assert f"-XX:SharedArchiveFile={path}" in spark.sparkContext.getConf().get(cds.DRIVER_OPTS, "")
+    pid = SparkContext._gateway.proc.pid
+    assert str(path) in Path(f"/proc/{pid}/maps").read_text(), "the driver JVM did not map its class archive"

@@ -1,6 +1,7 @@
-"""Make the executors' class archive (:mod:`iterflow.cluster.cds`): run iterflow's three programs
-for a few supersteps on tiny inputs with one executor recording every class it loads, then dump
-those classes with the same java and class path the worker gave it.
+"""Make the executors' and the driver's class archives (:mod:`iterflow.cluster.cds`): run
+iterflow's three programs for a few supersteps on tiny inputs with one executor recording every
+class it loads, then dump those classes with the same java and class path the worker gave it;
+the driver JVM of that run dumps its own classes as it exits (a dynamic archive).
 
 ``make setup`` runs it once per JDK and Spark install (``python -m iterflow.app.classlist``,
 ~1 min; nothing to do when the archive is there); ``iterflow cluster cds --force`` rebuilds.
@@ -10,6 +11,8 @@ its first superstep.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -21,12 +24,12 @@ from iterflow.cluster.jvmopts import extra_jvm_opts, joined
 from iterflow.errors import ClusterError
 
 
-def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str]]:
-    """Run the programs on a one-worker embedded cluster; return the executor's class list and
-    the command line its worker started it with."""
+def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str], Path]:
+    """Run the programs on a one-worker embedded cluster; return the executor's class list, the
+    command line its worker started it with, and the driver's archive (dumped as it exited)."""
     from algorithms import KMeans, PageRank, WeaklyConnectedComponents
     from iterflow.cluster.local import LocalCluster
-    from iterflow.cluster.session import build_session, stop_session
+    from iterflow.cluster.session import build_session, default_conf, stop_gateway, stop_session
     from iterflow.inputs.generate import write_points, write_rmat
     from iterflow.inputs.graphio import load_graph
     from iterflow.inputs.pointsio import load_points
@@ -34,9 +37,12 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
 
     classes = work / "classes.lst"
     graph, points = write_rmat(work / "g.txt", 10, 4000, seed=1), write_points(work / "p.csv", 2000, 3, 2, seed=1)
+    driver = work / "driver.jsa"
     with LocalCluster(workers=1, cores_per_worker=1, base_dir=work / "cluster") as cluster:
+        launch = default_conf(cluster.master_url, 1, None)[cds.DRIVER_OPTS]  # as every run's driver
         spark = build_session(cluster.master_url, 1, {
             cds.OPTS: joined(extra_jvm_opts(), f"-XX:DumpLoadedClassList={classes}"), cds.CONF: "false",
+            cds.DRIVER_OPTS: joined(launch, f"-XX:ArchiveClassesAtExit={driver}", cds.QUIET),
             "spark.ui.enabled": "false"}, work_dir=work / "driver", with_graphframes=False)
         try:
             g = load_graph(spark, str(graph), "edgelist")
@@ -50,28 +56,37 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
                 result.release()
         finally:
             stop_session(spark)
+            stop_gateway()  # the driver JVM exits: it dumps its archive on the way out
         stderr = next((work / "cluster" / "worker-0").glob("app-*/*/stderr"), None)
         if stderr is None:
             raise ClusterError(f"no executor stderr under {work / 'cluster' / 'worker-0'}")
         command = cds.executor_command(stderr.read_text(errors="replace"))
-    return classes, command  # the cluster stopped: its executor has exited, its list is complete
+    if not driver.is_file():
+        raise ClusterError(f"the driver JVM exited without dumping its class archive ({driver})")
+    return classes, command, driver  # the cluster stopped: its executor has exited, its list is complete
 
 
 def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:
-    """The archive for this JDK and Spark install, made if missing (or ``force``)."""
-    out = cds.archive_path()
-    if out.is_file() and not force:
-        say(f"executor class archive: {out} (there already)")
+    """The executors' and the driver's archives for this JDK and Spark install, made if either is
+    missing (or ``force``); returns the executors'."""
+    out, driver_out = cds.archive_path(), cds.driver_archive_path()
+    if out.is_file() and driver_out.is_file() and not force:
+        say(f"class archives: {out}, {driver_out.name} (there already)")
         return out
     started = time.perf_counter()
-    say("executor class archive: recording the classes an executor loads (one worker, ~1 min)")
+    say("class archives: recording the classes an executor and the driver load (one worker, ~1 min)")
     with tempfile.TemporaryDirectory(prefix="iterflow-cds-") as tmp:
-        classes, command = record(Path(tmp), say)
+        classes, command, driver = record(Path(tmp), say)
         cds.build(classes, command, out)
-    for stale in out.parent.glob("executors-*.jsa"):  # other JDKs' or Spark installs': ~100 MiB each
-        if stale != out:
-            stale.unlink(missing_ok=True)
-    say(f"executor class archive: {out} ({out.stat().st_size / 2**20:.0f} MiB, {time.perf_counter() - started:.0f}s)")
+        tmp_out = driver_out.with_suffix(f".{os.getpid()}.tmp")
+        shutil.move(str(driver), tmp_out)  # next to its final name, then renamed into place
+        os.replace(tmp_out, driver_out)
+    for pattern, keep in (("executors-*.jsa", out), ("driver-*.jsa", driver_out)):  # other JDKs' or Spark installs'
+        for stale in out.parent.glob(pattern):
+            if stale != keep:
+                stale.unlink(missing_ok=True)
+    say(f"class archives: {out} ({out.stat().st_size / 2**20:.0f} MiB), {driver_out.name} "
+        f"({driver_out.stat().st_size / 2**20:.0f} MiB), {time.perf_counter() - started:.0f}s")
     return out
 
 

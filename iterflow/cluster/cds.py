@@ -19,7 +19,8 @@ machine (``spark://127.0.0.1``, ``spark://localhost``), where the file is where 
 look, by the sessions iterflow configures and by the spark-submit properties file ``iterflow
 cluster start`` writes (other spark-submit properties are the user's to set); ``--conf
 spark.iterflow.classArchive=false`` turns it off, and executor options that already name an
-archive (``SharedArchiveFile``, ``-Xshare``) are left alone.
+archive (``SharedArchiveFile``, ``-Xshare``) are left alone. The driver JVM iterflow launches
+maps an archive of its own (:func:`with_driver_archive`), dumped by the same run as its driver exits.
 """
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ from iterflow.errors import ClusterError
 
 CONF = "spark.iterflow.classArchive"
 OPTS = "spark.executor.extraJavaOptions"
+DRIVER_OPTS = "spark.driver.extraJavaOptions"
+#: a JVM that cannot map an archive (another class path, another JDK) starts without it, silently
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+_NAMES_AN_ARCHIVE = ("SharedArchiveFile", "-Xshare", "ArchiveClassesAtExit")
 LOCAL_MASTERS = ("spark://127.0.0.1:", "spark://localhost:")
 _COMMAND = re.compile(r'Spark Executor Command: (".*")')
 
@@ -71,12 +76,37 @@ def archive_path(java: str | None = None) -> Path:
     return archive_dir() / f"executors-{key(java)}.jsa"
 
 
+def driver_archive_path(java: str | None = None) -> Path:
+    """The driver JVM's archive: a dynamic one (``-XX:ArchiveClassesAtExit``), on top of the JDK's
+    base archive, of every class a driver loaded running the three programs (:mod:`iterflow.app.classlist`)."""
+    return archive_dir() / f"driver-{key(java)}.jsa"
+
+
+def _off(settings: Mapping[str, str]) -> bool:
+    return str(settings.get(CONF, "true")).strip().lower() in ("false", "0", "off", "no")
+
+
+def with_driver_archive(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` with the driver's options naming its archive, where there is one, the archive
+    is not turned off (``CONF``) and the driver options name no archive of their own. Why: the
+    driver JVM iterflow launches loads ~10,000 classes before the first superstep -- SparkContext,
+    the SQL planner, codegen; mapped from the archive, ``SparkSession`` came up in 1.9 s instead
+    of 3.7 s and the first job ran in 1.0 s instead of 2.1 s (local[1], two runs each). Any
+    master: the driver runs on this machine in client mode. Not under spark-submit, whose
+    driver JVM is started before iterflow runs (the caller's to check)."""
+    path = driver_archive_path()
+    opts = settings.get(DRIVER_OPTS, "")
+    if _off(settings) or any(n in opts for n in _NAMES_AN_ARCHIVE) or not path.is_file():
+        return settings
+    return {**settings, DRIVER_OPTS: " ".join(p for p in (opts.strip(), f"-XX:SharedArchiveFile={path}", QUIET) if p)}
+
+
 def _archive_for(master: str, settings: Mapping[str, str]) -> Path | None:
     """The archive a session of ``master`` with ``settings`` gets, or ``None`` (see the module doc)."""
-    if str(settings.get(CONF, "true")).strip().lower() in ("false", "0", "off", "no"):
+    if _off(settings):
         return None
     opts = settings.get(OPTS, "")
-    if "SharedArchiveFile" in opts or "-Xshare" in opts or not master.startswith(LOCAL_MASTERS):
+    if any(n in opts for n in _NAMES_AN_ARCHIVE) or not master.startswith(LOCAL_MASTERS):
         return None
     path = archive_path()
     return path if path.is_file() else None

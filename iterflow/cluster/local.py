@@ -230,7 +230,8 @@ class LocalCluster:
                 if k != "spark.app.name"}
         conf.update({"spark.executor.cores": str(self.cores_per_worker),
                      auth.AUTH: "true", auth.SECRET: self._secret})
-        conf = cds.with_archive(self.master_url, conf)  # spark-submit's executors start from it too
+        # spark-submit's executors start from their archive too, and its driver from the driver's
+        conf = cds.with_driver_archive(cds.with_archive(self.master_url, conf))
         lines = ["# Written by `iterflow cluster start`; removed by `iterflow cluster stop`. Holds the",
                  "# cluster's authentication secret: keep it private (0600)."]
         return "\n".join(lines + [f"{k} {v}" for k, v in sorted(conf.items())]) + "\n"

@@ -234,8 +234,8 @@ def build_session(master: str, total_cores: int | None = None,
     if submitted is not None:  # spark-submit's own settings win over iterflow's defaults
         settings = {k: v for k, v in settings.items() if k not in submitted and k not in JVM_LAUNCH}
     settings.update(conf or {})
-    if submitted is None:  # spark-submit's executors are launched with its own options
-        settings = cds.with_archive(master, settings)
+    if submitted is None:  # spark-submit's driver and executors are launched with its own options
+        settings = cds.with_driver_archive(cds.with_archive(master, settings))
     _private_event_log_dir(settings)
     if settings.get("spark.driver.bindAddress") == "127.0.0.1" and submitted is None:
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver UI binds to it
