@@ -39,13 +39,15 @@ def test_no_archive_where_it_cannot_or_should_not_apply(archive, master, setting
     assert not cds.applies(master, settings)
 
 
-def test_the_spark_submit_properties_of_the_embedded_cluster_carry_it(archive, tmp_path):
+def test_the_spark_submit_properties_of_the_embedded_cluster_carry_both_archives(archive, driver_archive, tmp_path):
     from iterflow.cluster.local import LocalCluster
 
     cluster = LocalCluster(workers=1, base_dir=tmp_path / "c")  # not started: only its properties are read
     cluster.master_url = LOCAL
-    line = next(x for x in cluster.submit_properties().splitlines() if x.startswith(cds.OPTS))
-    assert line.endswith(f"-XX:SharedArchiveFile={archive}")
+    lines = cluster.submit_properties().splitlines()
+    assert next(x for x in lines if x.startswith(cds.OPTS)).endswith(f"-XX:SharedArchiveFile={archive}")
+    assert next(x for x in lines if x.startswith(cds.DRIVER_OPTS)).endswith(
+        f"-XX:SharedArchiveFile={driver_archive} {cds.QUIET}")
 
 
 def test_no_archive_before_one_was_made(tmp_path, monkeypatch):
@@ -77,15 +79,6 @@ def test_the_driver_jvm_gets_its_archive_after_its_own_options_on_any_master(dri
 ])
 def test_no_driver_archive_where_it_should_not_apply(driver_archive, settings):
     assert cds.with_driver_archive(dict(settings)) == settings
-
-
-def test_the_spark_submit_properties_carry_the_driver_archive(driver_archive, tmp_path):
-    from iterflow.cluster.local import LocalCluster
-
-    cluster = LocalCluster(workers=1, base_dir=tmp_path / "c")  # not started: only its properties are read
-    cluster.master_url = LOCAL
-    line = next(x for x in cluster.submit_properties().splitlines() if x.startswith(cds.DRIVER_OPTS))
-    assert line.endswith(f"-XX:SharedArchiveFile={driver_archive} {cds.QUIET}")
 
 
 def test_no_driver_archive_before_one_was_made(tmp_path, monkeypatch):
