@@ -24,12 +24,12 @@ jars: $(VENV)/.installed
 	@$(BIN)/python -m iterflow.cluster.jars >/dev/null && echo "GraphFrames jars in .cache/jars" \
 	  || echo "warning: GraphFrames jars unavailable; iterflow runs without them (GraphFrames features disabled)"
 
-# The executors' and the driver's class-data-sharing archives (iterflow/cluster/cds.py): fresh
-# executors on this machine and every driver iterflow launches map Spark's classes from them
-# instead of loading them from the jars. ~1 min, once.
+# Class-data-sharing archives (iterflow/cluster/cds.py) of the executors, the driver, the master
+# and the worker: fresh executors on this machine, every driver iterflow launches and the embedded
+# cluster's daemons map Spark's classes from them instead of loading them from the jars. ~1 min, once.
 cds: jars
 	@$(BIN)/python -m iterflow.app.classlist 2>/dev/null \
-	  || echo "warning: no class archives; the driver and executors start without them"
+	  || echo "warning: no class archives; the JVMs start without them"
 
 $(DATA)/rmat-16.txt: $(VENV)/.installed
 	$(BIN)/iterflow generate rmat --scale 16 --edges 500000 --seed 1 --out $@

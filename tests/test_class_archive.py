@@ -86,6 +86,26 @@ def test_no_driver_archive_before_one_was_made(tmp_path, monkeypatch):
     assert cds.with_driver_archive({cds.DRIVER_OPTS: "-Xmx1g"}) == {cds.DRIVER_OPTS: "-Xmx1g"}
 
 
+def test_each_daemon_gets_its_own_archive_unless_its_options_name_one(tmp_path, monkeypatch):
+    from iterflow.cluster.local import LocalCluster
+
+    monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path))
+    monkeypatch.delenv("ITERFLOW_JVM_OPTS", raising=False)
+    master, worker = cds.daemon_archive_path("master"), cds.daemon_archive_path("worker")
+    assert master != worker
+    plain = LocalCluster(workers=1, base_dir=tmp_path / "c")  # not started: only its options are read
+    assert "SharedArchiveFile" not in plain._daemon_opts("master")  # none made yet
+    master.write_bytes(b"presence only")
+    worker.write_bytes(b"presence only")
+    assert plain._daemon_opts("master").endswith(f"-XX:SharedArchiveFile={master} {cds.QUIET}")
+    assert plain._daemon_opts("worker").endswith(f"-XX:SharedArchiveFile={worker} {cds.QUIET}")
+    dumping = LocalCluster(workers=1, base_dir=tmp_path / "d", daemon_java_opts={"worker": "-XX:ArchiveClassesAtExit=/w.jsa"})
+    assert dumping._daemon_opts("worker").endswith("-XX:ArchiveClassesAtExit=/w.jsa")  # its own, not the archive
+    assert dumping._daemon_opts("master").endswith(f"-XX:SharedArchiveFile={master} {cds.QUIET}")
+    with pytest.raises(ValueError, match="executor"):
+        cds.daemon_archive_path("executor")
+
+
 def test_the_key_follows_the_spark_install(monkeypatch, tmp_path):
     from iterflow.cluster import local
 
@@ -149,3 +169,15 @@ def test_the_session_driver_jvm_maps_its_archive(spark):
     assert f"-XX:SharedArchiveFile={path}" in spark.sparkContext.getConf().get(cds.DRIVER_OPTS, "")
     pid = SparkContext._gateway.proc.pid
     assert str(path) in Path(f"/proc/{pid}/maps").read_text(), "the driver JVM did not map its class archive"
+
+
+@pytest.mark.cluster
+def test_the_session_clusters_master_and_workers_map_their_archives(cluster):
+    """``spark-class`` execs the JVM, so each spawned process is its daemon's JVM."""
+    paths = {kind: cds.daemon_archive_path(kind) for kind in cds.DAEMONS}
+    if not all(p.is_file() for p in paths.values()):
+        pytest.skip("no daemon class archives (make setup makes them)")
+    master, *workers = cluster._procs
+    assert workers
+    for kind, proc in [("master", master), *(("worker", w) for w in workers)]:
+        assert str(paths[kind]) in Path(f"/proc/{proc.pid}/maps").read_text(), f"the {kind} did not map its archive"

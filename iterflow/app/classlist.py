@@ -24,9 +24,11 @@ from iterflow.cluster.jvmopts import extra_jvm_opts, joined
 from iterflow.errors import ClusterError
 
 
-def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str], Path]:
+def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str], dict[str, Path]]:
     """Run the programs on a one-worker embedded cluster; return the executor's class list, the
-    command line its worker started it with, and the driver's archive (dumped as it exited)."""
+    command line its worker started it with, and the archives the driver, master and worker JVMs
+    dumped as they exited (by :func:`~iterflow.cluster.cds.driver_archive_path`'s and
+    :func:`~iterflow.cluster.cds.daemon_archive_path`'s kind)."""
     from algorithms import KMeans, PageRank, WeaklyConnectedComponents
     from iterflow.cluster.local import LocalCluster
     from iterflow.cluster.session import build_session, default_conf, stop_gateway, stop_session
@@ -37,8 +39,10 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
 
     classes = work / "classes.lst"
     graph, points = write_rmat(work / "g.txt", 10, 4000, seed=1), write_points(work / "p.csv", 2000, 3, 2, seed=1)
-    driver = work / "driver.jsa"
-    with LocalCluster(workers=1, cores_per_worker=1, base_dir=work / "cluster") as cluster:
+    dumps = {kind: work / f"{kind}.jsa" for kind in ("driver", *cds.DAEMONS)}
+    driver = dumps["driver"]
+    daemons = {kind: f"-XX:ArchiveClassesAtExit={dumps[kind]} {cds.QUIET}" for kind in cds.DAEMONS}
+    with LocalCluster(workers=1, cores_per_worker=1, base_dir=work / "cluster", daemon_java_opts=daemons) as cluster:
         launch = default_conf(cluster.master_url, 1, None)[cds.DRIVER_OPTS]  # as every run's driver
         spark = build_session(cluster.master_url, 1, {
             cds.OPTS: joined(extra_jvm_opts(), f"-XX:DumpLoadedClassList={classes}"), cds.CONF: "false",
@@ -61,32 +65,36 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
         if stderr is None:
             raise ClusterError(f"no executor stderr under {work / 'cluster' / 'worker-0'}")
         command = cds.executor_command(stderr.read_text(errors="replace"))
-    if not driver.is_file():
-        raise ClusterError(f"the driver JVM exited without dumping its class archive ({driver})")
-    return classes, command, driver  # the cluster stopped: its executor has exited, its list is complete
+    lacking = [kind for kind, path in dumps.items() if not path.is_file()]  # the cluster stopped: its JVMs exited
+    if lacking:
+        raise ClusterError(f"the {', '.join(lacking)} JVM exited without dumping its class archive")
+    return classes, command, dumps  # its executor has exited too: its class list is complete
 
 
 def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:
     """The executors' and the driver's archives for this JDK and Spark install, made if either is
     missing (or ``force``); returns the executors'."""
-    out, driver_out = cds.archive_path(), cds.driver_archive_path()
-    if out.is_file() and driver_out.is_file() and not force:
-        say(f"class archives: {out}, {driver_out.name} (there already)")
+    out = cds.archive_path()
+    finals = {"executors": out, "driver": cds.driver_archive_path(),
+              **{kind: cds.daemon_archive_path(kind) for kind in cds.DAEMONS}}
+    if all(p.is_file() for p in finals.values()) and not force:
+        say(f"class archives: {', '.join(p.name for p in finals.values())} in {out.parent} (there already)")
         return out
     started = time.perf_counter()
-    say("class archives: recording the classes an executor and the driver load (one worker, ~1 min)")
+    say("class archives: recording the classes an executor, the driver, master and worker load (one worker, ~1 min)")
     with tempfile.TemporaryDirectory(prefix="iterflow-cds-") as tmp:
-        classes, command, driver = record(Path(tmp), say)
+        classes, command, dumps = record(Path(tmp), say)
         cds.build(classes, command, out)
-        tmp_out = driver_out.with_suffix(f".{os.getpid()}.tmp")
-        shutil.move(str(driver), tmp_out)  # next to its final name, then renamed into place
-        os.replace(tmp_out, driver_out)
-    for pattern, keep in (("executors-*.jsa", out), ("driver-*.jsa", driver_out)):  # other JDKs' or Spark installs'
-        for stale in out.parent.glob(pattern):
+        for kind, dumped in dumps.items():
+            tmp_out = finals[kind].with_suffix(f".{os.getpid()}.tmp")
+            shutil.move(str(dumped), tmp_out)  # next to its final name, then renamed into place
+            os.replace(tmp_out, finals[kind])
+    for kind, keep in finals.items():  # other JDKs' or Spark installs': 45-150 MiB each
+        for stale in out.parent.glob(f"{kind}-*.jsa"):
             if stale != keep:
                 stale.unlink(missing_ok=True)
-    say(f"class archives: {out} ({out.stat().st_size / 2**20:.0f} MiB), {driver_out.name} "
-        f"({driver_out.stat().st_size / 2**20:.0f} MiB), {time.perf_counter() - started:.0f}s")
+    say("class archives: " + ", ".join(f"{p.name} ({p.stat().st_size / 2**20:.0f} MiB)" for p in finals.values())
+        + f" in {out.parent}, {time.perf_counter() - started:.0f}s")
     return out
 
 

@@ -108,9 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "newest five together say which size runs fastest, one alone reads it with an error "
                           "as large as the sizes' differences")
     cal.set_defaults(func=cmd_cluster_calibrate)
-    arch = csub.add_parser("cds", help="make the executors' and the driver's class-data-sharing archives (make "
-                                       "setup does): fresh executors of clusters on this machine and the drivers "
-                                       "iterflow launches start from them")
+    arch = csub.add_parser("cds", help="make the class-data-sharing archives of the executors, the driver, the "
+                                       "master and the worker (make setup does): the JVMs iterflow launches on "
+                                       "this machine start from them")
     arch.add_argument("--force", action="store_true", help="rebuild them even where they are there")
     arch.set_defaults(func=cmd_cluster_cds)
 

@@ -25,7 +25,7 @@ import time
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from iterflow.cluster import auth, cds
 from iterflow.cluster.cpushare import CpuShare
@@ -106,6 +106,7 @@ class LocalCluster:
         cpu_share: float | None = None,
         base_dir: str | os.PathLike[str] | None = None,
         register_timeout: float = 90.0,
+        daemon_java_opts: Mapping[str, str] | None = None,
     ) -> None:
         if workers < 1:
             raise ClusterError(f"--workers must be >= 1 (got {workers})")
@@ -118,6 +119,8 @@ class LocalCluster:
         self.memory = memory
         self.cpu_share = cpu_share
         self.register_timeout = register_timeout
+        # more JVM options for the "master" or the "worker" daemons (the class-recording run's dumps)
+        self.daemon_java_opts = dict(daemon_java_opts or {})
         self._own_dir = base_dir is None
         self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="iterflow-cluster-"))
         self._procs: list[subprocess.Popen[bytes]] = []
@@ -241,7 +244,7 @@ class LocalCluster:
         logs = private_dir(self.base_dir / "logs")
         env = dict(os.environ, SPARK_LOCAL_IP=LOOPBACK, SPARK_HOME=str(spark_home()),
                    SPARK_LOG_DIR=str(logs), SPARK_NO_DAEMONIZE="1",
-                   SPARK_DAEMON_JAVA_OPTS=joined(DAEMON_OPTS, extra_jvm_opts()),
+                   SPARK_DAEMON_JAVA_OPTS=self._daemon_opts("master" if name == "master" else "worker"),
                    SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true")
         env[auth.ENV_SECRET] = self._secret  # the environment, not the command line: see iterflow.cluster.auth
         for key in ("SPARK_CONF_DIR", "SPARK_MASTER_OPTS"):
@@ -256,6 +259,11 @@ class LocalCluster:
             )
         self._procs.append(proc)
         return proc
+
+    def _daemon_opts(self, kind: str) -> str:
+        """A daemon's JVM options: iterflow's, ``ITERFLOW_JVM_OPTS``, this cluster's own for the kind,
+        then the daemon's class archive where there is one (:func:`~iterflow.cluster.cds.daemon_options`)."""
+        return cds.daemon_options(kind, joined(DAEMON_OPTS, extra_jvm_opts(), self.daemon_java_opts.get(kind, "")))
 
     def _wait(self, ready: Any, what: str) -> None:
         deadline = time.monotonic() + self.register_timeout
