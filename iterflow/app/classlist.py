@@ -1,7 +1,7 @@
-"""Make the executors' and the driver's class archives (:mod:`iterflow.cluster.cds`): run
-iterflow's three programs for a few supersteps on tiny inputs with one executor recording every
-class it loads, then dump those classes with the same java and class path the worker gave it;
-the driver JVM of that run dumps its own classes as it exits (a dynamic archive).
+"""Make the class archives (:mod:`iterflow.cluster.cds`): run iterflow's three programs for a few
+supersteps on tiny inputs with one executor recording every class it loads, then dump those
+classes with the same java and class path the worker gave it; the driver, master and worker
+JVMs of that run dump their own classes as they exit (dynamic archives).
 
 ``make setup`` runs it once per JDK and Spark install (``python -m iterflow.app.classlist``,
 ~1 min; nothing to do when the archive is there); ``iterflow cluster cds --force`` rebuilds.
@@ -27,8 +27,8 @@ from iterflow.errors import ClusterError
 def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[str], dict[str, Path]]:
     """Run the programs on a one-worker embedded cluster; return the executor's class list, the
     command line its worker started it with, and the archives the driver, master and worker JVMs
-    dumped as they exited (by :func:`~iterflow.cluster.cds.driver_archive_path`'s and
-    :func:`~iterflow.cluster.cds.daemon_archive_path`'s kind)."""
+    dumped as they exited, by kind (``driver``, ``master``, ``worker``): those that did (a JVM
+    killed before its dump ended leaves none; the others are still made)."""
     from algorithms import KMeans, PageRank, WeaklyConnectedComponents
     from iterflow.cluster.local import LocalCluster
     from iterflow.cluster.session import build_session, default_conf, stop_gateway, stop_session
@@ -65,15 +65,13 @@ def record(work: Path, say: Callable[[str], None] = print) -> tuple[Path, list[s
         if stderr is None:
             raise ClusterError(f"no executor stderr under {work / 'cluster' / 'worker-0'}")
         command = cds.executor_command(stderr.read_text(errors="replace"))
-    lacking = [kind for kind, path in dumps.items() if not path.is_file()]  # the cluster stopped: its JVMs exited
-    if lacking:
-        raise ClusterError(f"the {', '.join(lacking)} JVM exited without dumping its class archive")
-    return classes, command, dumps  # its executor has exited too: its class list is complete
+    # the cluster stopped: its JVMs exited, the executor's class list is complete
+    return classes, command, {kind: path for kind, path in dumps.items() if path.is_file()}
 
 
 def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:
-    """The executors' and the driver's archives for this JDK and Spark install, made if either is
-    missing (or ``force``); returns the executors'."""
+    """The archives of the executors, the driver, the master and the worker for this JDK and Spark
+    install, made if any is missing (or ``force``); returns the executors'."""
     out = cds.archive_path()
     finals = {"executors": out, "driver": cds.driver_archive_path(),
               **{kind: cds.daemon_archive_path(kind) for kind in cds.DAEMONS}}
@@ -89,6 +87,9 @@ def ensure(force: bool = False, say: Callable[[str], None] = print) -> Path:
             tmp_out = finals[kind].with_suffix(f".{os.getpid()}.tmp")
             shutil.move(str(dumped), tmp_out)  # next to its final name, then renamed into place
             os.replace(tmp_out, finals[kind])
+    for kind in sorted(set(finals) - {"executors", *dumps}):
+        say(f"warning: the {kind} JVM exited without dumping its class archive; it starts without one")
+        finals.pop(kind)
     for kind, keep in finals.items():  # other JDKs' or Spark installs': 45-150 MiB each
         for stale in out.parent.glob(f"{kind}-*.jsa"):
             if stale != keep:
