@@ -13,12 +13,17 @@ from iterflow.errors import ClusterError
 LOCAL = "spark://127.0.0.1:7077"
 
 
-@pytest.fixture
-def archive(tmp_path, monkeypatch) -> Path:
+def placed(path_of, tmp_path, monkeypatch) -> Path:
+    """A stand-in archive where ``path_of()`` looks, under ``ITERFLOW_CDS`` at ``tmp_path``."""
     monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path))
-    path = cds.archive_path()
+    path = path_of()
     path.write_bytes(b"not a real archive: only its presence is read here")
     return path
+
+
+@pytest.fixture
+def archive(tmp_path, monkeypatch) -> Path:
+    return placed(cds.archive_path, tmp_path, monkeypatch)
 
 
 def test_a_local_session_gets_the_archive_after_its_own_executor_options(archive):
@@ -57,10 +62,7 @@ def test_no_archive_before_one_was_made(tmp_path, monkeypatch):
 
 @pytest.fixture
 def driver_archive(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("ITERFLOW_CDS", str(tmp_path))
-    path = cds.driver_archive_path()
-    path.write_bytes(b"not a real archive: only its presence is read here")
-    return path
+    return placed(cds.driver_archive_path, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("master", [LOCAL, "spark://cluster.example:7077", "yarn"])

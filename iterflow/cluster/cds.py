@@ -33,6 +33,7 @@ import subprocess
 from pathlib import Path
 from typing import Mapping
 
+from iterflow.cluster.jvmopts import joined
 from iterflow.errors import ClusterError
 
 CONF = "spark.iterflow.classArchive"
@@ -95,13 +96,21 @@ def daemon_archive_path(kind: str, java: str | None = None) -> Path:
     return archive_dir() / f"{kind}-{key(java)}.jsa"
 
 
+def _names_one(opts: str) -> bool:
+    """Whether JVM options already name an archive (the user's, or ``classlist`` dumping one)."""
+    return any(n in opts for n in _NAMES_AN_ARCHIVE)
+
+
+def _mapping(opts: str, path: Path) -> str:
+    """``opts`` with the dynamic archive at ``path`` appended (silent where it cannot map), where
+    the file is there and ``opts`` names no archive of its own."""
+    return opts if _names_one(opts) or not path.is_file() else joined(opts, f"-XX:SharedArchiveFile={path}", QUIET)
+
+
 def daemon_options(kind: str, opts: str) -> str:
     """``opts`` (a daemon's JVM options) with its archive appended, where there is one and ``opts``
     names no archive of its own (``iterflow.app.classlist`` dumping them, or the user's)."""
-    path = daemon_archive_path(kind)
-    if any(n in opts for n in _NAMES_AN_ARCHIVE) or not path.is_file():
-        return opts
-    return " ".join(p for p in (opts.strip(), f"-XX:SharedArchiveFile={path}", QUIET) if p)
+    return _mapping(opts, daemon_archive_path(kind))
 
 
 def _off(settings: Mapping[str, str]) -> bool:
@@ -116,11 +125,9 @@ def with_driver_archive(settings: dict[str, str]) -> dict[str, str]:
     of 3.7 s and the first job ran in 1.0 s instead of 2.1 s (local[1], two runs each). Any
     master: the driver runs on this machine in client mode. Not under spark-submit, whose
     driver JVM is started before iterflow runs (the caller's to check)."""
-    path = driver_archive_path()
     opts = settings.get(DRIVER_OPTS, "")
-    if _off(settings) or any(n in opts for n in _NAMES_AN_ARCHIVE) or not path.is_file():
-        return settings
-    return {**settings, DRIVER_OPTS: " ".join(p for p in (opts.strip(), f"-XX:SharedArchiveFile={path}", QUIET) if p)}
+    mapped = opts if _off(settings) else _mapping(opts, driver_archive_path())
+    return settings if mapped == opts else {**settings, DRIVER_OPTS: mapped}
 
 
 def _archive_for(master: str, settings: Mapping[str, str]) -> Path | None:
@@ -128,7 +135,7 @@ def _archive_for(master: str, settings: Mapping[str, str]) -> Path | None:
     if _off(settings):
         return None
     opts = settings.get(OPTS, "")
-    if any(n in opts for n in _NAMES_AN_ARCHIVE) or not master.startswith(LOCAL_MASTERS):
+    if _names_one(opts) or not master.startswith(LOCAL_MASTERS):
         return None
     path = archive_path()
     return path if path.is_file() else None
@@ -144,7 +151,7 @@ def with_archive(master: str, settings: dict[str, str]) -> dict[str, str]:
     path = _archive_for(master, settings)
     if path is None:
         return settings
-    opts = " ".join(p for p in (settings.get(OPTS, "").strip(), f"-XX:SharedArchiveFile={path}") if p)
+    opts = joined(settings.get(OPTS, ""), f"-XX:SharedArchiveFile={path}")
     return {**settings, OPTS: opts}
 
 
